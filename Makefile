@@ -1,0 +1,42 @@
+# The course's commands. `make lab` to learn, `make test` to check everything.
+# TORCH_VERSION pins the torch that `make` installs (any torch >= 2.2 works):
+#   make lab TORCH_VERSION=2.5.1
+PYTHON ?= python3
+TORCH_VERSION ?= 2.13.0
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(TORCH_VERSION)
+PORT ?= 8888
+
+.PHONY: lab test course quizzes grade lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "torch==$(TORCH_VERSION)"
+	$(BIN)/python -m pip install --quiet -e ".[lab,dev]"
+	rm -f $(VENV)/.installed-*
+	touch $@
+
+## lab: install the course (first time only) and open JupyterLab on the lessons
+lab: $(STAMP)
+	@echo "Starting JupyterLab on notebooks/ -- open the http://127.0.0.1:$(PORT)/lab?token=... URL printed below."
+	cd notebooks && PATH="$(CURDIR)/$(BIN):$$PATH" ../$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) 01_accumulation_is_a_full_batch.ipynb
+
+## test: install (or update) the course, lint it and run every test
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest
+
+## course: execute every lesson headless and render it to HTML under site/
+course: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m gradacc_lessons.course notebooks site
+
+## lint: fix what ruff can fix and format the code
+lint: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+clean:
+	rm -rf site build .pytest_cache .ruff_cache test-artifacts

@@ -1,0 +1,220 @@
+"""Gradient accumulation, the core of the course.
+
+Glossary (the names used everywhere in the course):
+
+- micro_batch: the small batch that one forward and backward pass sees;
+- accumulation_steps: how many micro-batches add their gradients before one update (N);
+- window: the accumulation_steps micro-batches between two optimizer steps;
+- effective_batch: all the samples of one window, the batch the update stands for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+from torch import nn
+
+Gradients = dict[str, torch.Tensor]
+NORMALIZATIONS = ("samples", "naive")
+
+
+def split_batch(
+    inputs: torch.Tensor, targets: torch.Tensor, micro_batches: int
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Split a batch into `micro_batches` chunks whose sizes differ by at most one.
+
+    >>> x, y = torch.zeros(10, 3), torch.zeros(10)
+    >>> [len(xb) for xb, yb in split_batch(x, y, 4)]
+    [3, 3, 2, 2]
+    """
+    size = len(inputs)
+    if len(targets) != size:
+        raise ValueError(
+            f"inputs and targets must hold the same number of samples, "
+            f"got {size} inputs and {len(targets)} targets"
+        )
+    if not isinstance(micro_batches, int) or not 1 <= micro_batches <= size:
+        raise ValueError(
+            f"micro_batches must be an integer between 1 and the batch size {size}, "
+            f"got {micro_batches!r}"
+        )
+    return list(
+        zip(torch.tensor_split(inputs, micro_batches), torch.tensor_split(targets, micro_batches))
+    )
+
+
+def full_batch_gradients(
+    model: nn.Module, loss_fn: Callable, inputs: torch.Tensor, targets: torch.Tensor
+) -> Gradients:
+    """Gradients of the loss of one full batch, as {parameter name: gradient}.
+
+    The model's own `.grad` buffers are left as they were.
+
+    >>> model = torch.nn.Linear(3, 1)
+    >>> grads = full_batch_gradients(model, torch.nn.MSELoss(), torch.ones(4, 3), torch.zeros(4, 1))
+    >>> sorted(grads)
+    ['bias', 'weight']
+    """
+    names, params = _trainable(model)
+    loss = _scalar_loss(loss_fn, model(inputs), targets)
+    grads = torch.autograd.grad(loss, params, allow_unused=True)
+    return {
+        name: torch.zeros_like(p) if g is None else g.detach().clone()
+        for name, p, g in zip(names, params, grads)
+    }
+
+
+def accumulated_gradients(
+    model: nn.Module,
+    loss_fn: Callable,
+    inputs: torch.Tensor,
+    targets: torch.Tensor,
+    micro_batches: int,
+    normalize: str = "samples",
+) -> Gradients:
+    """Gradients of the same batch, accumulated in `.grad` over `micro_batches` chunks.
+
+    normalize="samples" weights each micro-batch's mean loss by its share of the
+    samples, which is exact for uneven splits too; normalize="naive" divides every
+    micro-batch's loss by the number of micro-batches (the common bug, exact only
+    when all micro-batches have the same size). The model's `.grad` buffers are
+    restored afterwards.
+
+    >>> model = torch.nn.Linear(3, 1)
+    >>> x, y = torch.randn(8, 3), torch.randn(8, 1)
+    >>> acc = accumulated_gradients(model, torch.nn.MSELoss(), x, y, micro_batches=4)
+    >>> full = full_batch_gradients(model, torch.nn.MSELoss(), x, y)
+    >>> torch.allclose(acc["weight"], full["weight"], atol=1e-6)
+    True
+    """
+    if normalize not in NORMALIZATIONS:
+        raise ValueError(f"normalize must be one of {NORMALIZATIONS}, got {normalize!r}")
+    chunks = split_batch(inputs, targets, micro_batches)
+    names, params = _trainable(model)
+    saved = [p.grad for p in params]
+    for p in params:
+        p.grad = None
+    try:
+        for x, y in chunks:
+            loss = _scalar_loss(loss_fn, model(x), y)
+            # Gradients add up in .grad: a SUM over micro-batches. Each micro-batch's
+            # loss is a mean over its own samples, so weigh it by its share of the
+            # batch to make the sum the mean over the whole batch.
+            weight = len(x) / len(inputs) if normalize == "samples" else 1 / len(chunks)
+            (loss * weight).backward()
+        return {
+            name: torch.zeros_like(p) if p.grad is None else p.grad.detach().clone()
+            for name, p in zip(names, params)
+        }
+    finally:
+        for p, g in zip(params, saved):
+            p.grad = g
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing that happened in the training loop, for drawing its timeline."""
+
+    kind: str  # "zero_grad", "forward", "backward", "clip", "step" or "scheduler"
+    window: int  # which window (0, 1, ...); the first zero_grad belongs to window 0
+    micro_batch: int | None = None  # position inside the window, for forward/backward
+
+
+def train_accumulated(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    loss_fn: Callable,
+    batches: Iterable[tuple[torch.Tensor, torch.Tensor]],
+    accumulation_steps: int,
+    *,
+    scheduler=None,
+    max_grad_norm: float | None = None,
+    on_event: Callable[[Event], None] | None = None,
+) -> list[float]:
+    """Train on micro-batches, stepping once per window of `accumulation_steps`.
+
+    Gradients are cleared before the first micro-batch, then after every step.
+    Each micro-batch's mean loss is weighted by its share of the window's
+    samples, so a window is the same update as one batch of all its samples,
+    a shorter last window included. Clipping (when `max_grad_norm` is given)
+    happens once per window, after accumulation; `scheduler.step()` once per
+    optimizer step. Returns the mean loss of each effective batch.
+
+    >>> model = torch.nn.Linear(2, 1)
+    >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    >>> batches = [(torch.ones(4, 2), torch.zeros(4, 1))] * 5
+    >>> len(train_accumulated(model, opt, torch.nn.MSELoss(), batches, accumulation_steps=2))
+    3
+    """
+    if not isinstance(accumulation_steps, int) or accumulation_steps < 1:
+        raise ValueError(
+            f"accumulation_steps must be an integer of at least 1 (1 means no accumulation), "
+            f"got {accumulation_steps!r}"
+        )
+    emit = on_event or (lambda event: None)
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    _clear_gradients(model, optimizer)  # whatever an earlier run left in .grad
+    emit(Event("zero_grad", 0))
+    losses = []
+    for window, micro_batches in enumerate(_windows(batches, accumulation_steps)):
+        window_samples = sum(len(x) for x, _ in micro_batches)
+        window_loss = 0.0
+        for i, (x, y) in enumerate(micro_batches):
+            loss = _scalar_loss(loss_fn, model(x), y)
+            emit(Event("forward", window, i))
+            (loss * (len(x) / window_samples)).backward()
+            emit(Event("backward", window, i))
+            window_loss += loss.item() * len(x) / window_samples
+        if max_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_([p for p in params if p.grad is not None], max_grad_norm)
+            emit(Event("clip", window))
+        optimizer.step()
+        emit(Event("step", window))
+        if scheduler is not None:
+            scheduler.step()
+            emit(Event("scheduler", window))
+        _clear_gradients(model, optimizer)
+        emit(Event("zero_grad", window))
+        losses.append(window_loss)
+    return losses
+
+
+def _windows(batches: Iterable, size: int):
+    """Yield lists of `size` consecutive micro-batches; the last list may be shorter."""
+    window = []
+    for batch in batches:
+        window.append(batch)
+        if len(window) == size:
+            yield window
+            window = []
+    if window:
+        yield window
+
+
+def _clear_gradients(model: nn.Module, optimizer: torch.optim.Optimizer) -> None:
+    # optimizer.zero_grad() is the usual call; model.zero_grad() also clears
+    # parameters the optimizer does not own, so nothing stale reaches clipping.
+    optimizer.zero_grad(set_to_none=True)
+    model.zero_grad(set_to_none=True)
+
+
+def _trainable(model: nn.Module) -> tuple[list[str], list[nn.Parameter]]:
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    if not named:
+        raise ValueError("the model has no parameter that requires grad: nothing to differentiate")
+    names, params = zip(*named)
+    return list(names), list(params)
+
+
+def _scalar_loss(loss_fn: Callable, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    loss = loss_fn(outputs, targets)
+    if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+        shape = tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__
+        raise ValueError(
+            f"loss_fn must return a scalar (a mean over the micro-batch), got {shape}; "
+            f'use reduction="mean" or call .mean() on the per-sample losses'
+        )
+    return loss

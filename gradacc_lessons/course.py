@@ -1,0 +1,53 @@
+"""Execute the lessons headless and render them to HTML: `python -m gradacc_lessons.course`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+
+def execute_notebook(path: Path, timeout: int = 600, kernel: str = "python3"):
+    """Run a notebook top to bottom in its own folder; return (notebook, seconds)."""
+    path = Path(path)
+    notebook = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        notebook, timeout=timeout, kernel_name=kernel, resources={"metadata": {"path": path.parent}}
+    )
+    start = time.perf_counter()
+    client.execute()
+    return notebook, time.perf_counter() - start
+
+
+def render_html(notebook, destination: Path) -> None:
+    """Write an executed notebook as a standalone HTML page."""
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter().from_notebook_node(notebook)
+    destination.write_text(body, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("notebooks", type=Path, help="folder of the lesson notebooks")
+    parser.add_argument("site", type=Path, help="folder to write the HTML pages to")
+    args = parser.parse_args(argv)
+    args.site.mkdir(parents=True, exist_ok=True)
+    paths = sorted(args.notebooks.glob("[0-9]*.ipynb"))
+    if not paths:
+        print(f"no lesson notebooks (NN_name.ipynb) in {args.notebooks}", file=sys.stderr)
+        return 1
+    for path in paths:
+        notebook, seconds = execute_notebook(path)
+        render_html(notebook, args.site / path.with_suffix(".html").name)
+        print(f"{path.name:<45} executed in {seconds:5.1f} s")
+    print(f"open {args.site / 'index.html'} or any page in {args.site}/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

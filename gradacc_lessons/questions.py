@@ -1,0 +1,180 @@
+"""The question bank: one source of truth for every quiz of the course.
+
+The self-check widgets of the lessons, the self-study quiz notebook and the
+nbgrader assignments all read their questions, choices, answers and
+explanations from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Question:
+    """A multiple-choice question with one right answer and the explanation shown after."""
+
+    id: str  # stable, unique; used as nbgrader grade id and widget class name
+    lesson: int  # the lesson whose self-check asks it
+    prompt: str
+    choices: tuple[str, ...]
+    answer: int  # index of the right choice in `choices`
+    explanation: str
+    faq: int | None = None  # position of the FAQ item it tests (1-5), if any
+
+    @property
+    def letter(self) -> str:
+        """The right choice as a letter, A for the first choice."""
+        return "ABCDEFGH"[self.answer]
+
+
+QUESTIONS: tuple[Question, ...] = (
+    # --- the FAQ, in its order ---
+    Question(
+        id="faq1_what",
+        lesson=1,
+        faq=1,
+        prompt="What is gradient accumulation?",
+        choices=(
+            "Averaging the model's weights over several training runs",
+            "Adding up the gradients of several small micro-batches in .grad, then making "
+            "one update, to stand in for one large batch when memory is short",
+            "Raising the learning rate step by step during warm-up",
+            "Keeping a running mean of the loss to smooth the training curve",
+        ),
+        answer=1,
+        explanation=(
+            "backward() adds each micro-batch's gradient to the .grad buffers; after N "
+            "micro-batches one optimizer step uses their sum, the gradient of one large batch."
+        ),
+    ),
+    Question(
+        id="faq2_purpose",
+        lesson=1,
+        faq=2,
+        prompt="What does gradient accumulation mainly let you do?",
+        choices=(
+            "Train faster than with the same batch held in memory at once",
+            "Use fewer parameters for the same accuracy",
+            "Train with a large effective batch while memory holds only one micro-batch at a time",
+            "Skip the backward pass for most micro-batches",
+        ),
+        answer=2,
+        explanation=(
+            "Activations are kept for one micro-batch at a time, so peak memory follows the "
+            "micro-batch while the update follows the effective batch. It buys memory, not speed."
+        ),
+    ),
+    Question(
+        id="faq3_when_step",
+        lesson=1,
+        faq=3,
+        prompt=(
+            "You accumulate over N micro-batches. When do optimizer.step() and "
+            "optimizer.zero_grad() happen?"
+        ),
+        choices=(
+            "Both after every micro-batch",
+            "step() after every micro-batch, zero_grad() once per window of N",
+            "Gradients are cleared before training starts; step() once after the N-th "
+            "micro-batch of each window, then zero_grad() before the next window",
+            "zero_grad() after every micro-batch, step() once per window of N",
+        ),
+        answer=2,
+        explanation=(
+            "Clearing inside the window would throw away the gradients being added up, "
+            "stepping inside it would update on a part of the batch. Start with empty "
+            "buffers, step once per effective batch, clear right after."
+        ),
+    ),
+    Question(
+        id="faq4_norm_layers",
+        lesson=3,
+        faq=4,
+        prompt="Which normalisation layers pair cleanly with gradient accumulation?",
+        choices=(
+            "BatchNorm, because it normalises over the batch",
+            "LayerNorm and GroupNorm, because they normalise each sample on its own",
+            "Any normalisation layer, as long as the loss is divided by N",
+            "None: normalisation layers always break accumulation",
+        ),
+        answer=1,
+        explanation=(
+            "LayerNorm and GroupNorm compute their statistics inside each sample, so "
+            "splitting the batch changes nothing; BatchNorm's statistics depend on which "
+            "samples share the micro-batch."
+        ),
+    ),
+    Question(
+        id="faq5_batchnorm",
+        lesson=3,
+        faq=5,
+        prompt=(
+            "Why can four micro-batches through a BatchNorm model give different gradients "
+            "from one batch of the same total size?"
+        ),
+        choices=(
+            "The loss was not divided by four",
+            "The forward pass depends on the batch: BatchNorm normalises with each "
+            "micro-batch's own mean and variance, so the outputs themselves differ",
+            "float32 rounding adds up over four backward passes",
+            "The optimizer's momentum is updated four times",
+        ),
+        answer=1,
+        explanation=(
+            "No loss scaling can fix it: with batch-dependent forward computations the "
+            "micro-batches compute a different function than the full batch."
+        ),
+    ),
+    # --- lesson 1 ---
+    Question(
+        id="l1_scale",
+        lesson=1,
+        prompt=(
+            "Each micro-batch loss is a mean over its samples. You accumulate 4 equal "
+            "micro-batches. What must you do to each loss before backward()?"
+        ),
+        choices=(
+            "Nothing: the optimizer averages the gradients",
+            "Multiply it by 4",
+            "Divide it by 4",
+            "Divide it by the number of parameters",
+        ),
+        answer=2,
+        explanation=(
+            "Gradients add up, so four mean losses give four times the mean gradient; "
+            "dividing each by 4 makes the sum the mean over the whole batch."
+        ),
+    ),
+    # --- lesson 2 ---
+    # --- lesson 3 ---
+    # --- lesson 4 ---
+    # --- lesson 5 ---
+    # --- lesson 6 ---
+)
+
+
+def questions_for(lesson: int) -> list[Question]:
+    """The questions that the self-check at the end of `lesson` asks.
+
+    >>> all(q.lesson == 3 for q in questions_for(3))
+    True
+    """
+    return [q for q in QUESTIONS if q.lesson == lesson]
+
+
+def faq_questions() -> list[Question]:
+    """The five FAQ questions, in the FAQ's order.
+
+    >>> [q.faq for q in faq_questions()]
+    [1, 2, 3, 4, 5]
+    """
+    return sorted((q for q in QUESTIONS if q.faq is not None), key=lambda q: q.faq)
+
+
+def question(id: str) -> Question:
+    """The question with this id."""
+    for q in QUESTIONS:
+        if q.id == id:
+            return q
+    raise ValueError(f"no question has the id {id!r}; known ids: {[q.id for q in QUESTIONS]}")
