@@ -10,7 +10,7 @@ Glossary (the names used everywhere in the course):
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Callable
 
@@ -18,17 +18,22 @@ import torch
 from torch import nn
 
 Gradients = dict[str, torch.Tensor]
-NORMALIZATIONS = ("samples", "naive")
+NORMALIZATIONS = ("samples", "naive", "tokens", "sum")
 
 
 def split_batch(
-    inputs: torch.Tensor, targets: torch.Tensor, micro_batches: int
+    inputs: torch.Tensor, targets: torch.Tensor, micro_batches: int | Sequence[int]
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Split a batch into `micro_batches` chunks whose sizes differ by at most one.
+
+    `micro_batches` may also be a list of sizes that add up to the batch size,
+    for deliberately uneven micro-batches.
 
     >>> x, y = torch.zeros(10, 3), torch.zeros(10)
     >>> [len(xb) for xb, yb in split_batch(x, y, 4)]
     [3, 3, 2, 2]
+    >>> [len(xb) for xb, yb in split_batch(x, y, [6, 4])]
+    [6, 4]
     """
     size = len(inputs)
     if len(targets) != size:
@@ -36,6 +41,14 @@ def split_batch(
             f"inputs and targets must hold the same number of samples, "
             f"got {size} inputs and {len(targets)} targets"
         )
+    if isinstance(micro_batches, (list, tuple)):
+        sizes = list(micro_batches)
+        if not all(isinstance(n, int) and n >= 1 for n in sizes) or sum(sizes) != size:
+            raise ValueError(
+                f"micro_batches as a list of sizes must hold positive integers that add up "
+                f"to the batch size {size}, got {sizes!r} (sum {sum(sizes)!r})"
+            )
+        return list(zip(torch.split(inputs, sizes), torch.split(targets, sizes)))
     if not isinstance(micro_batches, int) or not 1 <= micro_batches <= size:
         raise ValueError(
             f"micro_batches must be an integer between 1 and the batch size {size}, "
@@ -72,16 +85,26 @@ def accumulated_gradients(
     loss_fn: Callable,
     inputs: torch.Tensor,
     targets: torch.Tensor,
-    micro_batches: int,
+    micro_batches: int | Sequence[int],
     normalize: str = "samples",
+    ignore_index: int = -100,
 ) -> Gradients:
     """Gradients of the same batch, accumulated in `.grad` over `micro_batches` chunks.
 
-    normalize="samples" weights each micro-batch's mean loss by its share of the
-    samples, which is exact for uneven splits too; normalize="naive" divides every
-    micro-batch's loss by the number of micro-batches (the common bug, exact only
-    when all micro-batches have the same size). The model's `.grad` buffers are
-    restored afterwards.
+    How each micro-batch's loss is weighted before backward() (`normalize`):
+
+    - "samples": the loss is a mean over the micro-batch's samples; weight it by
+      its share of the batch's samples. Exact for uneven splits too.
+    - "naive": divide every loss by the number of micro-batches (the common bug,
+      exact only when every micro-batch has the same size).
+    - "tokens": the loss is a mean over the target positions that are not
+      `ignore_index` (cross-entropy with padding); weight it by its share of the
+      batch's valid targets. Exact against the full batch, however the padding falls.
+    - "sum": the loss is a sum over the micro-batch; sums add up as they are,
+      so the weight is 1 (the full batch must use the same sum-reduced loss).
+
+    `micro_batches` is a count or a list of sizes (see `split_batch`). The model's
+    `.grad` buffers are restored afterwards.
 
     >>> model = torch.nn.Linear(3, 1)
     >>> x, y = torch.randn(8, 3), torch.randn(8, 1)
@@ -93,17 +116,19 @@ def accumulated_gradients(
     if normalize not in NORMALIZATIONS:
         raise ValueError(f"normalize must be one of {NORMALIZATIONS}, got {normalize!r}")
     chunks = split_batch(inputs, targets, micro_batches)
+    weights = _micro_batch_weights(chunks, normalize, ignore_index)
     names, params = _trainable(model)
     saved = [p.grad for p in params]
     for p in params:
         p.grad = None
     try:
-        for x, y in chunks:
+        for (x, y), weight in zip(chunks, weights):
+            if weight == 0.0:
+                continue  # only padding: its mean loss is 0/0, and it adds nothing to the sum
             loss = _scalar_loss(loss_fn, model(x), y)
             # Gradients add up in .grad: a SUM over micro-batches. Each micro-batch's
-            # loss is a mean over its own samples, so weigh it by its share of the
-            # batch to make the sum the mean over the whole batch.
-            weight = len(x) / len(inputs) if normalize == "samples" else 1 / len(chunks)
+            # loss is a mean over its own samples (or tokens), so weigh it by its share
+            # of the batch to make the sum the mean over the whole batch.
             (loss * weight).backward()
         return {
             name: torch.zeros_like(p) if p.grad is None else p.grad.detach().clone()
@@ -112,6 +137,41 @@ def accumulated_gradients(
     finally:
         for p, g in zip(params, saved):
             p.grad = g
+
+
+def count_tokens(targets: torch.Tensor, ignore_index: int = -100) -> int:
+    """How many target positions a loss with `ignore_index` averages over.
+
+    >>> count_tokens(torch.tensor([[5, 2, -100], [7, -100, -100]]))
+    3
+    """
+    if not isinstance(ignore_index, int) or isinstance(ignore_index, bool):
+        raise ValueError(f"ignore_index must be an integer, got {ignore_index!r}")
+    if targets.is_floating_point() or targets.is_complex():
+        raise ValueError(
+            f'normalize="tokens" needs integer class targets (padding = ignore_index), '
+            f"got targets of dtype {targets.dtype}; use normalize=\"samples\" for other losses"
+        )
+    return int((targets != ignore_index).sum().item())
+
+
+def _micro_batch_weights(chunks: list, normalize: str, ignore_index: int) -> list[float]:
+    """Python floats, so that a float64 loss stays float64 (an int-tensor ratio is float32)."""
+    if normalize == "naive":
+        return [1.0 / len(chunks)] * len(chunks)
+    if normalize == "sum":
+        return [1.0] * len(chunks)
+    if normalize == "samples":
+        sizes = [len(x) for x, _ in chunks]
+    else:
+        sizes = [count_tokens(y, ignore_index) for _, y in chunks]
+        if sum(sizes) == 0:
+            raise ValueError(
+                f"every target equals ignore_index={ignore_index}: there is no token to "
+                f"average over; check the padding value of the targets"
+            )
+    total = sum(sizes)
+    return [n / total for n in sizes]
 
 
 @dataclass(frozen=True)

@@ -97,3 +97,30 @@ def compare_gradients(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) ->
 def parameters_of(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     """A detached copy of the model's parameters, for comparing two trained models."""
     return {name: p.detach().clone() for name, p in model.named_parameters()}
+
+
+def accumulation_errors(
+    model: torch.nn.Module,
+    loss_fn,
+    inputs: torch.Tensor,
+    targets: torch.Tensor,
+    ns: list[int],
+    normalize: str = "samples",
+) -> list[float]:
+    """The relative error of accumulated against full-batch gradients, for each N in `ns`.
+
+    >>> model = torch.nn.Linear(3, 2)
+    >>> x, y = torch.randn(10, 3), torch.randint(2, (10,))
+    >>> errors = accumulation_errors(model, torch.nn.CrossEntropyLoss(), x, y, [1, 3])
+    >>> all(e < 1e-5 for e in errors)
+    True
+    """
+    from gradacc_lessons.accumulate import accumulated_gradients, full_batch_gradients
+
+    full = full_batch_gradients(model, loss_fn, inputs, targets)
+    return [
+        compare_gradients(
+            full, accumulated_gradients(model, loss_fn, inputs, targets, n, normalize)
+        ).max_rel
+        for n in ns
+    ]

@@ -147,7 +147,88 @@ QUESTIONS: tuple[Question, ...] = (
         ),
     ),
     # --- lesson 2 ---
+    Question(
+        id="l2_uneven",
+        lesson=2,
+        prompt=(
+            "A window holds micro-batches of 24, 24 and 16 samples, each loss a mean over its "
+            "micro-batch. Which weights make the accumulated gradient equal to the full batch's?"
+        ),
+        choices=(
+            "1/3 for each, as the window has three micro-batches",
+            "24/64, 24/64 and 16/64: each micro-batch's share of the window's samples",
+            "1 for each: the optimizer divides by the batch size",
+            "1/24, 1/24 and 1/16: one over each micro-batch's own size",
+        ),
+        answer=1,
+        explanation=(
+            "The full-batch mean is a sum over all 64 samples divided by 64; a micro-batch's "
+            "mean times its share (size/64) is exactly its part of that sum. 1/N over-weights "
+            "the samples of the smaller micro-batch."
+        ),
+    ),
+    Question(
+        id="l2_tokens",
+        lesson=2,
+        prompt=(
+            "Padded sequences, cross-entropy averaged over the real tokens of each micro-batch, "
+            "each loss divided by N. What goes wrong, and what fixes it?"
+        ),
+        choices=(
+            "Nothing, as long as the micro-batches have the same number of sequences",
+            "Padding tokens enter the loss; the fix is a larger ignore_index",
+            "Tokens of micro-batches with few real tokens weigh more; divide each micro-batch's "
+            "summed token loss by the real tokens of the whole window instead",
+            "The gradients are N times too large; divide by N twice",
+        ),
+        answer=2,
+        explanation=(
+            "Each micro-batch's mean divides by its own token count, so the same sequence counts "
+            "more in a short micro-batch. Summing token losses and dividing by the window's token "
+            "count (num_items_in_batch in Transformers since the 2024 fix) is the full-batch mean."
+        ),
+    ),
+    Question(
+        id="l2_scheduler",
+        lesson=2,
+        prompt=(
+            "With N = 4 micro-batches per window, a warm-up scheduler is stepped after every "
+            "micro-batch. What happens?"
+        ),
+        choices=(
+            "Nothing: the learning rate only matters at optimizer.step()",
+            "Warm-up ends after a quarter of the intended samples: the schedule runs 4 times "
+            "too fast; step the scheduler once per optimizer step",
+            "Warm-up lasts 4 times longer than intended",
+            "The learning rate is divided by 4 at every step",
+        ),
+        answer=1,
+        explanation=(
+            "A schedule counts its own step() calls. Stepping it per micro-batch advances it N "
+            "times per update, so it reaches every milestone after 1/N of the samples."
+        ),
+    ),
     # --- lesson 3 ---
+    Question(
+        id="l3_running_stats",
+        lesson=3,
+        prompt=(
+            "A BatchNorm layer (momentum 0.1) sees N = 8 micro-batches instead of one batch. "
+            "What happens to its running mean?"
+        ),
+        choices=(
+            "Nothing: running statistics are only updated at optimizer.step()",
+            "It is updated 8 times, putting about 57 % of its weight on new data instead of 10 %; "
+            "a momentum of 1 - 0.9^(1/8) puts it back near 10 %",
+            "It is updated once with the mean of the 8 micro-batch means, like the full batch",
+            "It is divided by 8, like the loss",
+        ),
+        answer=1,
+        explanation=(
+            "Every train-mode forward updates the running statistics, so a window makes N updates "
+            "of a noisier estimate; 1 - (1 - m)^N of the weight lands on the window's data."
+        ),
+    ),
     # --- lesson 4 ---
     # --- lesson 5 ---
     # --- lesson 6 ---

@@ -1,0 +1,44 @@
+"""Run a student's `train_with_accumulation` on the grader's cases; runs inside the sandbox.
+
+    python -I _loop_harness.py SEED CASES   (in a folder holding student.py)
+
+Writes result.json: {case index: {parameter name: nested lists}} for the cases
+that ran, and {"error": ...} entries for those that raised. Only the student's
+solution cell runs here, in a fresh process the grader does not trust.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _loop_cases  # noqa: E402  (a plain module next to this file, not the package)
+import torch  # noqa: E402
+
+
+def main(seed: int, cases: int) -> None:
+    built = [_loop_cases.build_case(seed, i) for i in range(cases)]  # before student code runs
+    namespace = {"__name__": "__main__", "torch": torch, "nn": torch.nn}
+    results: dict = {}
+    try:
+        exec(compile(Path("student.py").read_text(), "loop_answer", "exec"), namespace)
+        train = namespace["train_with_accumulation"]
+    except BaseException:
+        results["error"] = traceback.format_exc(limit=3)
+        train = None
+    for index, (model, optimizer, loss_fn, batches, steps) in enumerate(built):
+        if train is None:
+            break
+        try:
+            train(model, optimizer, loss_fn, batches, steps)
+            results[str(index)] = {n: p.detach().tolist() for n, p in model.named_parameters()}
+        except BaseException:
+            results[str(index)] = {"error": traceback.format_exc(limit=3)}
+    Path("result.json").write_text(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]))

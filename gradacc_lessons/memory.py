@@ -1,0 +1,422 @@
+"""Peak memory of one training step, measured on any device, with its breakdown.
+
+Four things share the memory of training:
+
+- parameters: the model's weights;
+- gradients: one `.grad` per trainable parameter, alive from the first backward to
+  `zero_grad`;
+- optimizer state: what the optimizer keeps between steps (Adam: two moments per
+  weight and a step count per tensor; SGD with momentum: one buffer; plain SGD: none);
+- activations: what autograd saves in the forward pass to compute the backward pass.
+  Only these grow with the micro-batch, and only these shrink with accumulation.
+
+How the peak is measured:
+
+- on CUDA, the caching allocator's own figures (`torch.cuda.max_memory_allocated`);
+- on the CPU, which has no allocator statistics, the profiler's allocation events
+  (`torch.profiler`, `profile_memory=True`): every allocation and free inside the
+  training step, added up in order; their running sum's maximum is the peak. It is
+  deterministic and sees only this step, not what else the process holds.
+
+Activations are counted everywhere the same way, by the tensors autograd saves
+(`torch.autograd.graph.saved_tensors_hooks`): de-duplicated, parameters left out,
+and counted as `numel() * element_size()`, so a micro-batch (a view of the batch)
+counts for its own samples, not for the whole batch it is cut from.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+from torch import nn
+
+from gradacc_lessons.accumulate import _scalar_loss, split_batch
+
+MiB = 2**20
+LABELS = {  # the parts of the peak, and their names in tables and plots
+    "parameter_bytes": "parameters",
+    "gradient_bytes": "gradients",
+    "optimizer_bytes": "optimizer state",
+    "activation_bytes": "activations",
+}
+PARTS = tuple(LABELS)
+CPU_METHOD = "CPU: torch.profiler allocation events (peak), saved-tensor hooks (activations)"
+CUDA_METHOD = "CUDA: allocator's max_memory_allocated (peak), saved-tensor hooks (activations)"
+ANALYTIC_METHOD = "analytic: parameters + gradients + optimizer state + activations per sample × b"
+
+
+@dataclass(frozen=True)
+class MemoryReport:
+    """Peak memory of one effective batch and what it is made of, in bytes."""
+
+    peak_bytes: int
+    parameter_bytes: int
+    gradient_bytes: int
+    optimizer_bytes: int
+    activation_bytes: int  # saved for backward by the largest micro-batch
+    device: str
+    method: str
+    micro_batch_size: int  # the largest micro-batch
+    micro_batches: int = 1
+
+    @property
+    def floor_bytes(self) -> int:
+        """Parameters + gradients + optimizer state: what no micro-batch size removes."""
+        return self.parameter_bytes + self.gradient_bytes + self.optimizer_bytes
+
+    @property
+    def other_bytes(self) -> int:
+        """What the peak holds beyond the four parts: temporaries of backward and the step."""
+        return max(0, self.peak_bytes - self.floor_bytes - self.activation_bytes)
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{name}={_mib(getattr(self, name))}" for name in PARTS)
+        return (
+            f"MemoryReport(peak={_mib(self.peak_bytes)}, {parts}, "
+            f"micro_batch_size={self.micro_batch_size}, micro_batches={self.micro_batches}, "
+            f"device={self.device!r}, method={self.method!r})"
+        )
+
+    def _repr_html_(self) -> str:
+        rows = [("peak", self.peak_bytes)]
+        rows += [(label, getattr(self, name)) for name, label in LABELS.items()]
+        rows.append(("other (temporaries)", self.other_bytes))
+        body = "".join(
+            f"<tr><td>{name}</td><td style='text-align:right'>{value:,}</td>"
+            f"<td style='text-align:right'>{value / MiB:.3f}</td></tr>"
+            for name, value in rows
+        )
+        return (
+            f"<table><caption>memory of one effective batch: {self.micro_batches} × "
+            f"micro-batch ≤ {self.micro_batch_size} on {self.device}<br>"
+            f"<small>{self.method}</small></caption>"
+            f"<tr><th>part</th><th>bytes</th><th>MiB</th></tr>{body}</table>"
+        )
+
+
+def measure_training_memory(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    loss_fn: Callable,
+    inputs: torch.Tensor,
+    targets: torch.Tensor,
+    micro_batches: int = 1,
+) -> MemoryReport:
+    """Measure the peak memory of one training step on `inputs` split into `micro_batches`.
+
+    The step (each micro-batch copied in, as a data loader would hand it over, its
+    forward and backward, then `optimizer.step()`) runs
+    on deep copies of the model and the optimizer, under a forked random state: the
+    model, its gradients, the optimizer's state and the random stream are left exactly
+    as they were. The copy needs room for a second model and optimizer. The measured
+    step is a steady one: if the optimizer has no state yet, the copy first takes a
+    step with zero gradients to create it, because from the second step of training
+    on the optimizer state lives beside the activations and gradients.
+
+    >>> model = torch.nn.Linear(10, 2)
+    >>> opt = torch.optim.Adam(model.parameters())
+    >>> x, y = torch.randn(8, 10), torch.randint(2, (8,))
+    >>> report = measure_training_memory(model, opt, torch.nn.CrossEntropyLoss(), x, y)
+    >>> report.parameter_bytes, report.gradient_bytes, report.optimizer_bytes
+    (88, 88, 184)
+    >>> report.peak_bytes >= report.floor_bytes
+    True
+    """
+    chunks = split_batch(inputs, targets, micro_batches)
+    model, optimizer = _training_copy(model, optimizer)
+    device = _device_of(model)
+    counter = _SavedTensorCounter(model)
+    parameter_bytes = _bytes(model.parameters())
+    start_bytes = parameter_bytes + optimizer_state_bytes(optimizer)
+    with torch.random.fork_rng(devices=_rng_devices(device)), _peak_tracker(device) as peak:
+        for x, y in chunks:
+            _forward_backward(model, loss_fn, x, y, len(x) / len(inputs), counter)
+        gradient_bytes = _bytes(p.grad for p in model.parameters() if p.grad is not None)
+        optimizer.step()
+    floor = parameter_bytes + gradient_bytes + optimizer_state_bytes(optimizer)
+    measured = start_bytes + peak["bytes"] if peak["bytes"] is not None else None
+    return MemoryReport(
+        # Without allocator figures (MPS), the peak is the sum of the parts.
+        peak_bytes=measured if measured is not None else floor + counter.largest,
+        parameter_bytes=parameter_bytes,
+        gradient_bytes=gradient_bytes,
+        optimizer_bytes=optimizer_state_bytes(optimizer),
+        activation_bytes=counter.largest,
+        device=str(device),
+        method=peak["method"],
+        micro_batch_size=len(chunks[0][0]),
+        micro_batches=len(chunks),
+    )
+
+
+def _forward_backward(model, loss_fn, x, y, weight: float, counter) -> None:
+    """One micro-batch: copied in (as a data loader hands it over), forward, backward."""
+    x, y = x.clone(), y.clone()  # counted in the peak; freed when this function returns
+    with counter.counting():
+        loss = _scalar_loss(loss_fn, model(x), y)
+    # Weigh each mean loss by its share of the batch: the sum is the batch mean.
+    (loss * weight).backward()
+
+
+def activation_bytes_per_sample(
+    model: nn.Module, loss_fn: Callable, sample_inputs: torch.Tensor, sample_targets: torch.Tensor
+) -> float:
+    """Bytes autograd saves for backward per sample: the slope between 1 and 2 samples.
+
+    Runs forward passes on a copy of the model (batch statistics stay untouched).
+
+    >>> model = torch.nn.Sequential(torch.nn.Linear(10, 20), torch.nn.ReLU())
+    >>> x, y = torch.randn(2, 10), torch.randn(2, 20)
+    >>> activation_bytes_per_sample(model, torch.nn.MSELoss(), x, y)  # (10 + 20 + 20) × 4
+    200.0
+    """
+    model = copy.deepcopy(model).train()
+    counter = _SavedTensorCounter(model)
+    sizes = []
+    for b in (1, 2):
+        x, y = _repeat(sample_inputs, b), _repeat(sample_targets, b)
+        with torch.random.fork_rng(devices=_rng_devices(_device_of(model))), counter.counting():
+            loss_fn(model(x), y)
+        sizes.append(counter.last)
+    return float(sizes[1] - sizes[0])
+
+
+def estimate_training_memory(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    micro_batch_size: int,
+    activation_bytes_per_sample: float,
+) -> MemoryReport:
+    """The analytic model: parameters + gradients + optimizer state + activations × b.
+
+    Gradients take as much as the trainable parameters; the optimizer state follows its
+    type (`optimizer_state_multiplier`); activations grow linearly with the micro-batch.
+
+    >>> model = torch.nn.Linear(10, 2)
+    >>> opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    >>> estimate_training_memory(model, opt, 8, 100.0).peak_bytes  # 3 × 88 + 800
+    1064
+    """
+    if not isinstance(micro_batch_size, int) or micro_batch_size < 1:
+        raise ValueError(f"micro_batch_size must be a positive integer, got {micro_batch_size!r}")
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    owned = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
+    moments, per_tensor = optimizer_state_multiplier(optimizer)
+    parameter_bytes = _bytes(model.parameters())
+    gradient_bytes = _bytes(trainable)
+    optimizer_bytes = round(moments * _bytes(owned)) + per_tensor * len(owned)
+    activation_bytes = round(activation_bytes_per_sample * micro_batch_size)
+    return MemoryReport(
+        peak_bytes=parameter_bytes + gradient_bytes + optimizer_bytes + activation_bytes,
+        parameter_bytes=parameter_bytes,
+        gradient_bytes=gradient_bytes,
+        optimizer_bytes=optimizer_bytes,
+        activation_bytes=activation_bytes,
+        device=str(_device_of(model)),
+        method=ANALYTIC_METHOD,
+        micro_batch_size=micro_batch_size,
+    )
+
+
+def optimizer_state_multiplier(optimizer: torch.optim.Optimizer) -> tuple[float, int]:
+    """(state bytes per parameter byte, bytes per parameter tensor) that `optimizer` keeps.
+
+    SGD keeps nothing, SGD with momentum one buffer, Adam and AdamW two moments (three
+    with amsgrad) plus one scalar step count per parameter tensor.
+
+    >>> model = torch.nn.Linear(2, 1)
+    >>> optimizer_state_multiplier(torch.optim.Adam(model.parameters()))
+    (2.0, 4)
+    """
+    groups = optimizer.param_groups
+    if type(optimizer) is torch.optim.SGD:
+        return (1.0 if any(g["momentum"] != 0 for g in groups) else 0.0), 0
+    if type(optimizer) in (torch.optim.Adam, torch.optim.AdamW):
+        step_bytes = torch.zeros(()).element_size()  # the step count: a default-dtype scalar
+        return (3.0 if any(g["amsgrad"] for g in groups) else 2.0), step_bytes
+    raise ValueError(
+        f"optimizer must be SGD, Adam or AdamW for the analytic model, got "
+        f"{type(optimizer).__name__}; measure it with measure_training_memory instead"
+    )
+
+
+def optimizer_state_bytes(optimizer: torch.optim.Optimizer) -> int:
+    """Bytes of the tensors the optimizer keeps between steps (empty before its first step).
+
+    >>> model = torch.nn.Linear(2, 1)
+    >>> optimizer_state_bytes(torch.optim.Adam(model.parameters()))
+    0
+    """
+    tensors = [t for state in optimizer.state.values() for t in state.values()]
+    return _bytes(t for t in tensors if isinstance(t, torch.Tensor))
+
+
+class _SavedTensorCounter:
+    """Counts the bytes autograd saves for backward, per forward pass, parameters excluded."""
+
+    def __init__(self, model: nn.Module):
+        # Parameters and buffers (and views of them, like a Linear's weight.t()) are
+        # not activations: they exist whatever the micro-batch.
+        self._skip = {_storage(t) for t in [*model.parameters(), *model.buffers()]}
+        self.last = 0
+        self.largest = 0
+
+    @contextlib.contextmanager
+    def counting(self) -> Iterator[None]:
+        """Count what autograd saves inside the block; the result lands in `last`."""
+        saved: dict[tuple[int, int], set] = {}  # storage -> byte ranges or strided views
+
+        def pack(tensor: torch.Tensor) -> torch.Tensor:
+            storage = _storage(tensor)
+            if storage not in self._skip:
+                saved.setdefault(storage, set()).add(_extent(tensor))
+            return tensor
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+            yield
+        self.last = sum(_covered_bytes(extents, size) for (_, size), extents in saved.items())
+        self.largest = max(self.largest, self.last)
+
+
+def _extent(tensor: torch.Tensor) -> tuple:
+    """What a saved tensor covers of its storage: a byte range, or (for strided views) itself."""
+    start = tensor.storage_offset() * tensor.element_size()
+    size = tensor.numel() * tensor.element_size()
+    if tensor.is_contiguous():
+        return ("range", start, start + size)
+    return ("view", start, tuple(tensor.shape), tensor.stride(), size)
+
+
+def _covered_bytes(extents: set, storage_bytes: int) -> int:
+    """Bytes of one storage that saved tensors cover: overlapping ranges count once.
+
+    A tensor saved twice, or saved once whole and once reshaped, counts once; a
+    micro-batch cut from a batch counts its own samples, not the batch's storage.
+
+    >>> _covered_bytes({("range", 0, 40), ("range", 20, 60), ("range", 100, 110)}, 1000)
+    70
+    """
+    ranges = sorted(e[1:] for e in extents if e[0] == "range")
+    covered, end = 0, 0
+    for start, stop in ranges:
+        covered += max(0, stop - max(start, end))
+        end = max(end, stop)
+    strided = sum(e[-1] for e in extents if e[0] == "view")
+    return min(covered + strided, storage_bytes)
+
+
+def _storage(tensor: torch.Tensor) -> tuple[int, int]:
+    storage = tensor.untyped_storage()
+    return storage.data_ptr(), storage.nbytes()
+
+
+@contextlib.contextmanager
+def _peak_tracker(device: torch.device) -> Iterator[dict]:
+    """Yield a dict that holds, on exit, the peak bytes allocated inside the block."""
+    result: dict = {"bytes": None, "method": "saved-tensor hooks; no peak statistics here"}
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        start = torch.cuda.memory_allocated(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        yield result
+        torch.cuda.synchronize(device)
+        result.update(bytes=torch.cuda.max_memory_allocated(device) - start, method=CUDA_METHOD)
+    elif device.type == "cpu":
+        from torch.profiler import ProfilerActivity, profile
+
+        with _quiet_stderr(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as p:
+            yield result
+        result.update(bytes=_profiler_peak(p), method=CPU_METHOD)
+    else:  # MPS and others: no peak statistics, the report sums its parts
+        yield result
+
+
+def _profiler_peak(prof) -> int:
+    """The largest running sum of the CPU allocation events (+) and frees (-) of a trace."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path, encoding="utf-8") as file:
+            events = json.load(file)["traceEvents"]
+    memory = [
+        e for e in events if e.get("name") == "[memory]" and e["args"].get("Device Type") == 0
+    ]
+    memory.sort(key=lambda e: (float(e["ts"]), e["args"].get("Ev Idx", 0)))
+    running = peak = 0
+    for event in memory:
+        running += event["args"]["Bytes"]
+        peak = max(peak, running)
+    return peak
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    # The profiler's C++ side prints "profiler_start/stop" lines straight to file
+    # descriptor 2, which a notebook shows as red text: send them to /dev/null.
+    try:
+        saved = os.dup(2)
+    except OSError:  # no file descriptor 2 to protect
+        yield
+        return
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _training_copy(model: nn.Module, optimizer: torch.optim.Optimizer):
+    """Deep copies of the pair, in train mode, without gradients, with optimizer state."""
+    # Copied together, the optimizer copy holds the model copy's parameters.
+    model_copy, optimizer_copy = copy.deepcopy((model, optimizer))
+    model_copy.train()
+    if not optimizer_copy.state:
+        # Create the state (Adam's moments, SGD's momentum) as a first step would:
+        # zero gradients leave the weights as they are (but for weight decay).
+        for p in model_copy.parameters():
+            p.grad = torch.zeros_like(p) if p.requires_grad else None
+        optimizer_copy.step()
+    model_copy.zero_grad(set_to_none=True)
+    return model_copy, optimizer_copy
+
+
+def _device_of(model: nn.Module) -> torch.device:
+    first = next(model.parameters(), None)
+    if first is None:
+        raise ValueError("the model has no parameters: there is no training memory to measure")
+    return first.device
+
+
+def _rng_devices(device: torch.device) -> list:
+    return [device] if device.type == "cuda" else []
+
+
+def _repeat(samples: torch.Tensor, size: int) -> torch.Tensor:
+    """`size` samples taken round-robin from `samples` (a new tensor, not a view)."""
+    return samples[torch.arange(size, device=samples.device) % len(samples)]
+
+
+def _bytes(tensors) -> int:
+    """Bytes held by distinct tensors (a tensor listed twice counts once)."""
+    seen = {}
+    for t in tensors:
+        seen[(t.data_ptr(), tuple(t.shape), t.dtype)] = t.numel() * t.element_size()
+    return sum(seen.values())
+
+
+def _mib(size: float) -> str:
+    """A size in bytes for people: 512 B, 3.5 KiB, 1.25 MiB."""
+    for unit, scale in (("GiB", 2**30), ("MiB", MiB), ("KiB", 2**10)):
+        if abs(size) >= scale:
+            return f"{size / scale:.4g} {unit}"
+    return f"{size:.0f} B"

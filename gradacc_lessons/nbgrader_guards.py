@@ -1,0 +1,117 @@
+"""nbgrader preprocessors that keep grading fair: restore deleted test cells, keep feedback safe.
+
+`quizzes/nbgrader_config.py` plugs them into nbgrader 0.9:
+
+- `RestoreMissingCells` replaces nbgrader's `OverwriteCells` at autograde. Like it, it puts
+  locked cells and tests back as they were released; unlike nbgrader's own
+  `add_missing_cells`, which fails with a KeyError when the cell before a deleted test
+  is gone too, it puts a deleted grade cell back after the nearest earlier cell
+  that is still there, so deleting a test never skips it.
+- `HideHiddenTests` runs in `generate_feedback` before `ClearHiddenTests`: the traceback of
+  a failing test cell would print the hidden test's source lines, so a test cell's error
+  keeps only its last line, and any output that quotes a hidden test line is replaced.
+- `EscapeStudentMarkdown` shows what a student typed in a markdown cell as text: nbgrader's
+  feedback template renders markdown as raw HTML, so `<script>` would run in the page.
+"""
+
+from __future__ import annotations
+
+import html
+
+from nbconvert.preprocessors import Preprocessor
+from nbgrader.preprocessors import OverwriteCells
+
+BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
+END_HIDDEN = "### END HIDDEN TESTS"
+HIDDEN_NOTE = "(hidden: this output quotes the hidden tests)"
+
+
+def _nbgrader(cell) -> dict:
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def _is_test(cell) -> bool:
+    meta = _nbgrader(cell)
+    return cell.cell_type == "code" and meta.get("grade", False) and not meta.get("solution")
+
+
+def hidden_lines(source: str) -> set[str]:
+    """The stripped lines inside the hidden-test regions of a cell's source.
+
+    >>> sorted(hidden_lines("a = 1\\n### BEGIN HIDDEN TESTS\\nassert a == 1\\n### END HIDDEN TESTS"))
+    ['assert a == 1']
+    """
+    lines, inside = set(), False
+    for line in source.splitlines():
+        if BEGIN_HIDDEN in line:
+            inside = True
+        elif END_HIDDEN in line:
+            inside = False
+        elif inside and len(line.strip()) >= 6:  # shorter lines (")", "else:") say nothing
+            lines.add(line.strip())
+    return lines
+
+
+class RestoreMissingCells(OverwriteCells):
+    """OverwriteCells that puts every deleted grade cell back, after the nearest surviving cell."""
+
+    def add_missing_grade_cells(self, nb, resources):
+        source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+        order = [cell.name for cell in source_nb.source_cells]
+        solutions = {cell.name for cell in source_nb.solution_cells}
+        for grade_cell in source_nb.grade_cells:
+            if self._position(nb, grade_cell.name) is not None:
+                continue
+            self.log.warning("Missing grade cell %s: putting it back", grade_cell.name)
+            source_cell = source_nb.source_cells[order.index(grade_cell.name)]
+            cell = self.missing_cell_transform(
+                source_cell, grade_cell.max_score, is_solution=grade_cell.name in solutions
+            )
+            earlier = [self._position(nb, name) for name in order[: order.index(grade_cell.name)]]
+            present = [index for index in earlier if index is not None]
+            nb.cells.insert(max(present) + 1 if present else 0, cell)
+        return nb, resources
+
+    @staticmethod
+    def _position(nb, grade_id: str) -> int | None:
+        for index, cell in enumerate(nb.cells):
+            if _nbgrader(cell).get("grade_id") == grade_id:
+                return index
+        return None
+
+
+class HideHiddenTests(Preprocessor):
+    """Keep hidden tests out of feedback: no tracebacks of test cells, no quoted test lines."""
+
+    def preprocess(self, nb, resources):
+        secret = set().union(*(hidden_lines(cell.source) for cell in nb.cells))
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                cell.outputs = [self._clean(out, secret, _is_test(cell)) for out in cell.outputs]
+        return nb, resources
+
+    @staticmethod
+    def _clean(output, secret: set[str], in_test: bool):
+        quotes = any(line in str(output) for line in secret)
+        if output.output_type == "error":
+            if quotes:
+                output.evalue = HIDDEN_NOTE
+            if in_test or quotes:
+                output.traceback = [f"{output.ename}: {output.evalue}"]
+        elif quotes and output.output_type == "stream":
+            output.text = HIDDEN_NOTE + "\n"
+        elif quotes:
+            output.data = {"text/plain": HIDDEN_NOTE}
+        return output
+
+
+class EscapeStudentMarkdown(Preprocessor):
+    """Escape the HTML of every markdown cell that is not a locked cell of the instructor's."""
+
+    def preprocess_cell(self, cell, resources, index):
+        meta = _nbgrader(cell)
+        # a locked cell with a grade id had its source restored from the gradebook at autograde
+        instructor = meta.get("locked") and meta.get("grade_id") and not meta.get("solution")
+        if cell.cell_type == "markdown" and not instructor:
+            cell.source = html.escape(cell.source, quote=False)
+        return cell, resources

@@ -1,0 +1,162 @@
+"""Plan gradient accumulation for a memory budget: the largest micro-batch that fits.
+
+How an effective batch is split: into `accumulation_steps` micro-batches whose sizes
+differ by at most one (`split_batch`, with each loss weighted by its share of the
+samples, so an uneven split is still exact). `micro_batch_size` is the largest of
+them: 10 samples in 4 steps are micro-batches of 3, 3, 2 and 2. Every micro-batch size
+from 1 to the effective batch is therefore possible, not only its divisors.
+
+How the plan is found: the peak of one window is measured (`measure_training_memory`)
+for a micro-batch of 1 sample and for the whole effective batch; a straight line
+between them proposes the largest micro-batch under the budget; measurements then
+confirm it: it fits, and the next larger micro-batch does not.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+from torch import nn
+
+from gradacc_lessons.memory import MemoryReport, _mib, _repeat, measure_training_memory
+
+
+@dataclass(frozen=True)
+class AccumulationPlan:
+    """How to reach `effective_batch` within `memory_budget` bytes, and the peak measured."""
+
+    micro_batch_size: int  # the largest micro-batch of the split
+    accumulation_steps: int
+    predicted_peak_bytes: int  # measured on one window of this plan
+    effective_batch: int
+    memory_budget: int
+    report: MemoryReport  # the measurement that validated the plan
+
+    @property
+    def micro_batch_sizes(self) -> list[int]:
+        """The sizes of the micro-batches of one window, largest first."""
+        base, extra = divmod(self.effective_batch, self.accumulation_steps)
+        return [base + 1] * extra + [base] * (self.accumulation_steps - extra)
+
+    def __repr__(self) -> str:
+        return (
+            f"AccumulationPlan(micro_batch_size={self.micro_batch_size}, "
+            f"accumulation_steps={self.accumulation_steps}, "
+            f"predicted_peak={_mib(self.predicted_peak_bytes)}, "
+            f"memory_budget={_mib(self.memory_budget)}, effective_batch={self.effective_batch})"
+        )
+
+
+def plan_accumulation(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    loss_fn: Callable,
+    sample_inputs: torch.Tensor,
+    sample_targets: torch.Tensor,
+    effective_batch: int,
+    memory_budget: int,
+) -> AccumulationPlan:
+    """The fewest accumulation steps (largest micro-batch) whose measured peak fits the budget.
+
+    `sample_inputs` and `sample_targets` are a few samples (one is enough); they are
+    repeated to build micro-batches of any size. Raises ValueError when even a
+    micro-batch of one sample does not fit, saying by how much.
+
+    >>> from torch.nn import Linear, ReLU, Sequential
+    >>> model = Sequential(Linear(64, 256), ReLU(), Linear(256, 10))
+    >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    >>> x, y = torch.randn(4, 64), torch.randint(10, (4,))
+    >>> plan = plan_accumulation(model, opt, torch.nn.CrossEntropyLoss(), x, y, 256, 400_000)
+    >>> plan.predicted_peak_bytes <= 400_000, plan.accumulation_steps > 1
+    (True, True)
+    """
+    _check_plan_arguments(sample_inputs, sample_targets, effective_batch, memory_budget)
+
+    known: dict[int, MemoryReport] = {}
+
+    def peak(size: int) -> int:
+        if size not in known:
+            known[size] = _measure_window(
+                model, optimizer, loss_fn, sample_inputs, sample_targets, size, effective_batch
+            )
+        return known[size].peak_bytes
+
+    if peak(1) > memory_budget:
+        raise ValueError(_too_small_message(memory_budget, known[1]))
+    sizes = _micro_batch_sizes(effective_batch)  # ascending
+    index = _first_guess(sizes, peak(1), peak(effective_batch), memory_budget)
+    # Walk from the guess to a size that fits while the next larger one does not.
+    while peak(sizes[index]) > memory_budget:
+        index -= 1  # size 1 fits, so this stops
+    while index + 1 < len(sizes) and peak(sizes[index + 1]) <= memory_budget:
+        index += 1
+    size = sizes[index]
+    report = known[size]
+    return AccumulationPlan(
+        micro_batch_size=size,
+        accumulation_steps=math.ceil(effective_batch / size),
+        predicted_peak_bytes=report.peak_bytes,
+        effective_batch=effective_batch,
+        memory_budget=int(memory_budget),
+        report=report,
+    )
+
+
+def _first_guess(sizes: list[int], peak_one: int, peak_all: int, budget: float) -> int:
+    """Index of the largest size under the budget on the line through the two measured peaks."""
+    slope = (peak_all - peak_one) / max(sizes[-1] - 1, 1)
+    guess = sizes[-1] if slope <= 0 else 1 + (budget - peak_one) / slope
+    return max(i for i, s in enumerate(sizes) if s <= max(1, guess))
+
+
+def _micro_batch_sizes(effective_batch: int) -> list[int]:
+    """Every largest micro-batch an even split can have: ceil(E / N) for N = 1 … E, ascending.
+
+    >>> _micro_batch_sizes(10)
+    [1, 2, 3, 4, 5, 10]
+    """
+    return sorted({math.ceil(effective_batch / n) for n in range(1, effective_batch + 1)})
+
+
+def _measure_window(
+    model, optimizer, loss_fn, sample_inputs, sample_targets, size: int, effective_batch: int
+) -> MemoryReport:
+    """The peak of a window's first two micro-batches of `size` samples (one if that is all).
+
+    Later micro-batches repeat the second one's pattern (gradients already exist and
+    the new ones are added to them), so two stand for a window of any length.
+    """
+    steps = min(2, math.ceil(effective_batch / size))
+    inputs = _repeat(sample_inputs, steps * size)
+    targets = _repeat(sample_targets, steps * size)
+    return measure_training_memory(model, optimizer, loss_fn, inputs, targets, steps)
+
+
+def _too_small_message(memory_budget: float, smallest: MemoryReport) -> str:
+    short = smallest.peak_bytes - memory_budget
+    return (
+        f"memory_budget={int(memory_budget):,} bytes ({_mib(memory_budget)}) is too small: even "
+        f"a micro-batch of 1 sample peaks at {smallest.peak_bytes:,} bytes "
+        f"({_mib(smallest.peak_bytes)}), {int(short):,} bytes ({_mib(short)}) over the budget. "
+        f"Parameters, gradients and optimizer state alone take {smallest.floor_bytes:,} bytes "
+        f"({_mib(smallest.floor_bytes)}); raise memory_budget to at least "
+        f"{smallest.peak_bytes:,}, or use a smaller model or an optimizer with less state"
+    )
+
+
+def _check_plan_arguments(sample_inputs, sample_targets, effective_batch, memory_budget) -> None:
+    if len(sample_inputs) < 1 or len(sample_inputs) != len(sample_targets):
+        raise ValueError(
+            f"sample_inputs and sample_targets must hold the same number (at least 1) of "
+            f"samples, got {len(sample_inputs)} and {len(sample_targets)}"
+        )
+    if not isinstance(effective_batch, int) or effective_batch < 1:
+        raise ValueError(f"effective_batch must be a positive integer, got {effective_batch!r}")
+    if not isinstance(memory_budget, (int, float)) or not memory_budget > 0:
+        raise ValueError(
+            f"memory_budget must be a positive number of bytes, got {memory_budget!r}; "
+            f"for 2 MiB pass 2 * 2**20"
+        )

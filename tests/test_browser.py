@@ -1,0 +1,428 @@
+"""The course in a real browser: JupyterLab driven in Debian's Chromium by Playwright.
+
+Each test opens a notebook, runs all its cells as a student would (Run -> Run All Cells),
+then uses its widgets: answers the self-check quiz and moves the explorers' sliders.
+Screenshots go to test-artifacts/browser/. The module starts its own JupyterLab (random
+token, temporary Jupyter folders, a copy of notebooks/ so that nothing is saved into the
+repository) and its own Chromium, and stops both, also when a test fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+import pytest
+from playwright.sync_api import Page, expect, sync_playwright
+
+from gradacc_lessons.questions import Question, questions_for
+from gradacc_lessons.selfcheck import self_study_questions
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(420)]
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts" / "browser"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+KERNEL_NAME = "Python 3 (ipykernel)"
+RUN_TIMEOUT_MS = 180_000  # lesson 1 runs in ~20 s alone; the test machine is shared and loaded
+
+# User settings of the temporary JupyterLab: no news pop-up over the notebook, no autosave
+# (the copy would be saved anyway, but a save dialog must never appear), every cell rendered
+# (windowed notebooks detach off-screen cells, which then cannot be found or screenshot).
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+    },
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+}
+
+
+@dataclass
+class Explorer:
+    """A slider explorer of a lesson, and what its output must say for a slider value."""
+
+    notebook: str
+    slider: str  # CSS class of the slider
+    says: str  # the output's text for the slider's readout value, a format with {value}
+    plots: int  # how many plots the output shows at any value
+
+
+EXPLORERS = [
+    Explorer("01_accumulation_is_a_full_batch.ipynb", "gradacc-n-slider", "N = {value},", plots=1),
+]
+
+
+@dataclass
+class Lab:
+    url: str
+    token: str
+    process: subprocess.Popen
+
+
+@dataclass
+class Tab:
+    """A browser page, the console errors it logged and how long each phase took."""
+
+    page: Page
+    errors: list[str] = field(default_factory=list)
+    phases: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.monotonic)
+
+    def mark(self, phase: str) -> None:
+        """Note the time since the page opened (in test-artifacts/browser/*-timings.txt)."""
+        self.phases.append(f"{time.monotonic() - self.started:6.1f} s  {phase}")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _write_settings(folder: Path) -> None:
+    for name, values in LAB_SETTINGS.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values), encoding="utf-8")
+
+
+def _api(lab: Lab, path: str, method: str = "GET"):
+    request = urllib.request.Request(
+        f"{lab.url}{path}", method=method, headers={"Authorization": f"token {lab.token}"}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        body = response.read()
+    return json.loads(body) if body else None
+
+
+def _wait_until_ready(lab: Lab, log: Path, seconds: float = 90) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if lab.process.poll() is not None:
+            pytest.fail(f"JupyterLab exited with {lab.process.returncode}:\n{log.read_text()}")
+        try:
+            _api(lab, "/api/status")
+            return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"JupyterLab did not answer within {seconds} s:\n{log.read_text()}")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    """Stop the server's process group and every process it started (kernels get sessions)."""
+    try:
+        started = psutil.Process(process.pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        started = []
+    for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            process.wait(wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    for child in started:
+        try:
+            child.kill()
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(started, timeout=10)
+    assert not alive, f"processes left running: {alive}"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A JupyterLab of our own on 127.0.0.1, serving a copy of notebooks/."""
+    base = tmp_path_factory.mktemp("jupyter")
+    root = base / "root"
+    shutil.copytree(ROOT / "notebooks", root / "notebooks")
+    _write_settings(base / "settings")
+    env = dict(os.environ)
+    env.update(
+        JUPYTER_CONFIG_DIR=str(base / "config"),
+        # The venv's kernelspec and widget extension live in sys.prefix/share/jupyter,
+        # which Jupyter searches whatever JUPYTER_DATA_DIR says.
+        JUPYTER_DATA_DIR=str(base / "data"),
+        JUPYTER_RUNTIME_DIR=str(base / "runtime"),
+        JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
+        JUPYTERLAB_WORKSPACES_DIR=str(base / "workspaces"),
+        IPYTHONDIR=str(base / "ipython"),
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+    )
+    port, token = _free_port(), secrets.token_hex(24)
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        "--ServerApp.ip=127.0.0.1",
+        "--allow-root",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        f"--LabApp.user_settings_dir={base / 'settings'}",
+        f"--LabApp.workspaces_dir={base / 'workspaces'}",
+    ]
+    log = base / "jupyterlab.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    server = Lab(f"http://127.0.0.1:{port}", token, process)
+    try:
+        _wait_until_ready(server, log)
+        yield server
+    finally:
+        _stop(process)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shutil.copy(log, ARTIFACTS / "jupyterlab.log")
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """Debian's Chromium, headless, with a fresh profile."""
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 1000},
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def tab(browser, lab, request):
+    """A fresh page that records console errors; kernels are shut down after the test."""
+    page = browser.new_page()
+    page.set_default_timeout(30_000)
+    result = Tab(page)
+    page.on("console", lambda m: result.errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: result.errors.append(f"uncaught: {e}"))
+    try:
+        yield result
+    finally:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        name = request.node.name.replace("/", "_")
+        try:
+            page.screenshot(path=ARTIFACTS / f"{name}-last.png")
+        finally:
+            (ARTIFACTS / f"{name}-console-errors.txt").write_text("\n".join(result.errors))
+            (ARTIFACTS / f"{name}-timings.txt").write_text("\n".join(result.phases))
+            page.close()
+            for session in _api(lab, "/api/sessions"):
+                _api(lab, f"/api/sessions/{session['id']}", method="DELETE")
+
+
+def open_and_run_all(tab: Tab, lab: Lab, notebook: str) -> None:
+    """Open a notebook, wait until its kernel is ready, Run -> Run All Cells, wait for the end."""
+    page = tab.page
+    page.goto(f"{lab.url}/lab/tree/notebooks/{notebook}?reset&token={lab.token}")
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    # The toolbar says "idle" while the kernel still starts; then Run All does nothing.
+    expect(panel.locator(".jp-KernelName")).to_have_text(KERNEL_NAME, timeout=90_000)
+    expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle", timeout=90_000)
+    tab.mark(f"{notebook}: kernel ready")
+    page.locator("#jp-MainMenu").get_by_text("Run", exact=True).click()
+    page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
+    prompts = panel.locator(".jp-CodeCell .jp-InputPrompt")
+    expect(prompts.first).to_have_text(re.compile(r"\[[\d*]+\]"), timeout=30_000)
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden)'
+                   + ' .jp-CodeCell .jp-InputPrompt')]
+                 .every(p => /\\[\\d+\\]/.test(p.textContent))""",
+        timeout=RUN_TIMEOUT_MS,
+    )
+    expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle", timeout=30_000)
+    tab.mark(f"{notebook}: all cells ran")
+    errors = panel.locator(".jp-OutputArea-output", has_text="Traceback")
+    assert errors.count() == 0, f"a cell raised:\n{errors.first.inner_text()}"
+
+
+def assert_quiz_gives_feedback(tab: Tab, questions: list[Question], stem: str) -> None:
+    """Answer the first question wrongly, the second rightly; check feedback and score."""
+    page = tab.page
+    cards = page.locator(".gradacc-question")
+    expect(cards).to_have_count(len(questions))
+    score = page.locator(".gradacc-score")
+    expect(score).to_have_text(f"Score: 0 / {len(questions)}")
+    first, second = questions[0], questions[-1]
+    wrong = next(i for i in range(len(first.choices)) if i != first.answer)
+    feedback = _answer(page, first, wrong)
+    expect(feedback).to_contain_text("Not quite.")
+    expect(feedback).to_contain_text(f"The answer is {first.letter}. {first.choices[first.answer]}")
+    expect(feedback).to_contain_text(first.explanation)
+    expect(feedback).not_to_contain_text("Right!")
+    expect(score).to_have_text(f"Score: 0 / {len(questions)}")
+    if second is first:  # one question only: answer it again, rightly
+        feedback = _answer(page, first, first.answer)
+    else:
+        feedback = _answer(page, second, second.answer)
+    expect(feedback).to_contain_text("Right!")
+    expect(feedback).to_contain_text(second.explanation)
+    expect(feedback).not_to_contain_text("Not quite.")
+    expect(score).to_have_text(f"Score: 1 / {len(questions)}")
+    screenshot(page.locator(".gradacc-selfcheck"), f"{stem}-quiz.png")
+    tab.mark("quiz answered")
+
+
+def screenshot(element, name: str) -> None:
+    """Screenshot an element whole: the notebook scrolls inside the page, so make it tall."""
+    page = element.page
+    viewport = page.viewport_size
+    height = element.bounding_box()["height"]
+    page.set_viewport_size({"width": viewport["width"], "height": int(height) + 400})
+    try:
+        element.scroll_into_view_if_needed()
+        element.screenshot(path=ARTIFACTS / name)
+    finally:
+        page.set_viewport_size(viewport)
+
+
+def _answer(page: Page, q: Question, choice: int):
+    card = page.locator(f".gradacc-question-{q.id}")
+    label = f"{'ABCDEFGH'[choice]}. {q.choices[choice]}"
+    card.get_by_role("radio", name=label, exact=True).check()
+    card.locator(".gradacc-check").click()
+    return card.locator(".gradacc-feedback")
+
+
+def _output_state(output) -> tuple[str, tuple[str, ...]] | None:
+    """What an explorer shows, its text and its images; None while an image is still loading."""
+    text, images = output.evaluate(
+        """el => [el.innerText, [...el.querySelectorAll('img')]
+                  .map(img => img.complete && img.naturalWidth > 0 ? img.src : null)]"""
+    )
+    return None if None in images else (text, tuple(images))
+
+
+def _settle(page: Page, output, quiet_s: float = 1.5, timeout_s: float = 60) -> tuple:
+    """The output once the kernel is idle and the output stayed unchanged for quiet_s."""
+    deadline = time.monotonic() + timeout_s
+    last, since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        state = _output_state(output)
+        idle = "Idle" in page.locator("#jp-main-statusbar").inner_text()
+        if state is None or state != last or not idle:
+            last, since = state, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return state
+        time.sleep(0.25)
+    pytest.fail(f"the explorer's output kept changing for {timeout_s} s")
+
+
+def _press(page: Page, handle, key: str, times: int, delay_s: float = 0.0) -> None:
+    handle.focus()
+    for _ in range(times):
+        page.keyboard.press(key)
+        if delay_s:
+            time.sleep(delay_s)
+
+
+def assert_explorer_follows_its_slider(tab: Tab, explorer: Explorer, stem: str) -> None:
+    """Move the slider (once, then quickly several steps): the output follows the final value."""
+    page = tab.page
+    cell = page.locator(".jp-Cell", has=page.locator(f".{explorer.slider}"))
+    handle = cell.locator(f".{explorer.slider} .noUi-handle")
+    readout = cell.locator(f".{explorer.slider} .widget-readout")
+    output = cell.locator(".gradacc-explorer-output")
+    handle.scroll_into_view_if_needed()
+    before, start = _settle(page, output), readout.inner_text()
+    assert explorer.says.format(value=start) in before[0], before[0]
+    key = "ArrowLeft" if handle.get_attribute("aria-valuenow") == handle.get_attribute(
+        "aria-valuemax"
+    ) else "ArrowRight"
+    back = "ArrowRight" if key == "ArrowLeft" else "ArrowLeft"
+
+    _press(page, handle, key, 1)  # one step: the output must change, and say the new value
+    expect(readout).not_to_have_text(start)
+    moved = _settle(page, output)
+    assert moved != before, "moving the slider did not change the explorer's output"
+    assert explorer.says.format(value=readout.inner_text()) in moved[0], moved[0]
+    screenshot(cell, f"{stem}-{explorer.slider}.png")
+    tab.mark(f"{explorer.slider}: one step")
+
+    _press(page, handle, key, 5)  # quickly: the kernel gets the events faster than it draws
+    fast_value = readout.inner_text()
+    fast = _settle(page, output)
+    tab.mark(f"{explorer.slider}: fast steps")
+    assert explorer.says.format(value=fast_value) in fast[0], (fast_value, fast[0])
+    _press(page, handle, back, 1, delay_s=0.1)  # then one step away and back, slowly
+    _settle(page, output)
+    _press(page, handle, key, 1)
+    assert readout.inner_text() == fast_value
+    assert _settle(page, output) == fast, "fast moves left a different output than slow ones"
+    assert len(before[1]) == len(fast[1]) == explorer.plots, "plots stacked up or went missing"
+    tab.mark(f"{explorer.slider}: slow steps")
+
+
+def assert_no_console_errors(tab: Tab) -> None:
+    assert tab.errors == [], "the browser console logged errors:\n" + "\n".join(tab.errors)
+
+
+def screenshot_figures(tab: Tab, stem: str, limit: int = 12) -> int:
+    """Screenshot every cell that shows a plot or a widget; return how many."""
+    cells = tab.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell").filter(
+        has=tab.page.locator(".jp-OutputArea-output img, .jupyter-widgets")
+    )
+    count = min(cells.count(), limit)
+    for i in range(count):
+        screenshot(cells.nth(i), f"{stem}-cell{i + 1:02d}.png")
+    return count
+
+
+def test_lesson_1_runs_and_its_quiz_and_explorer_respond(tab, lab):
+    stem = "lesson01"
+    open_and_run_all(tab, lab, EXPLORERS[0].notebook)
+    assert screenshot_figures(tab, stem) >= 2, "lesson 1 shows no plots or widgets"
+    tab.mark("screenshots")
+    assert_quiz_gives_feedback(tab, questions_for(lesson=1), stem)
+    assert_explorer_follows_its_slider(tab, EXPLORERS[0], stem)
+    assert_no_console_errors(tab)
+
+
+def test_self_study_quiz_runs_and_gives_instant_feedback(tab, lab):
+    stem = "quiz07"
+    open_and_run_all(tab, lab, "07_self_study_quiz.ipynb")
+    assert_quiz_gives_feedback(tab, self_study_questions(), stem)
+    tab.page.screenshot(path=ARTIFACTS / f"{stem}-page.png")
+    assert_no_console_errors(tab)
+
+
+@pytest.mark.parametrize("explorer", EXPLORERS[1:], ids=lambda e: e.slider)
+def test_explorer_keeps_up_with_fast_moves(tab, lab, explorer):
+    stem = explorer.notebook.split("_")[0]
+    open_and_run_all(tab, lab, explorer.notebook)
+    screenshot_figures(tab, f"lesson{stem}")
+    assert_explorer_follows_its_slider(tab, explorer, f"lesson{stem}")
+    assert_no_console_errors(tab)

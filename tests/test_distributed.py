@@ -1,0 +1,167 @@
+"""DDP with accumulation, run for real: 2 gloo processes on 127.0.0.1.
+
+Every test that starts processes checks afterwards, with psutil, that none of
+them survived. The references (counts, parameters, token gradients) are
+computed here, in one process, without the package's own loops.
+"""
+
+from __future__ import annotations
+
+import psutil
+import pytest
+import torch
+from torch.nn import functional as F
+
+from gradacc_lessons.distributed import (
+    IGNORE_INDEX,
+    SYNC_MODES,
+    DDPConfig,
+    effective_batch,
+    make_data,
+    make_model,
+    make_token_data,
+    rank_micro_batches,
+    run_ddp,
+)
+
+pytestmark = pytest.mark.distributed
+CONFIG = DDPConfig(world_size=2, micro_batch=4, accumulation_steps=4, windows=3)
+
+
+def _ddp_children() -> list[psutil.Process]:
+    children = psutil.Process().children(recursive=True)
+    alive = []
+    for child in children:
+        try:
+            if "gradacc_lessons.distributed" in " ".join(child.cmdline()):
+                alive.append(child)
+        except (psutil.NoSuchProcess, psutil.ZombieProcess):
+            pass
+    return alive
+
+
+@pytest.fixture(scope="module")
+def result():
+    assert _ddp_children() == [], "DDP processes were running before the test"
+    try:
+        yield run_ddp(CONFIG, timeout_s=240)
+    finally:
+        survivors = _ddp_children()
+        for child in survivors:  # clean up even if the assertion below fails
+            child.kill()
+        assert survivors == [], f"DDP processes survived run_ddp: {survivors}"
+
+
+def test_no_process_survives_a_finished_run(result):
+    assert _ddp_children() == []
+    assert len(result.allreduces["no_sync"]) == CONFIG.world_size
+
+
+@pytest.mark.timeout(120)
+def test_a_run_past_its_timeout_is_killed_and_reported():
+    with pytest.raises(TimeoutError, match="timeout_s"):
+        run_ddp(CONFIG, timeout_s=0.3)  # importing torch alone takes longer
+    assert _ddp_children() == [], "run_ddp left processes behind after a time-out"
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_no_sync_around_forward_and_backward_syncs_once_per_step(result, rank):
+    n = CONFIG.accumulation_steps
+    for window, counts in enumerate(result.allreduces["no_sync"][rank]):
+        # The model is far smaller than DDP's 25 MB bucket: one bucket, one all-reduce.
+        assert counts == [0] * (n - 1) + [1], f"window {window}: {counts}"
+
+
+@pytest.mark.parametrize("mode", ["no_sync_backward_only", "always_sync"])
+@pytest.mark.parametrize("rank", [0, 1])
+def test_syncing_in_forward_all_reduces_every_micro_batch(result, mode, rank):
+    for window, counts in enumerate(result.allreduces[mode][rank]):
+        assert counts == [1] * CONFIG.accumulation_steps, f"{mode}, window {window}: {counts}"
+
+
+def test_each_all_reduce_carries_every_gradient_entry(result):
+    entries = sum(p.numel() for p in make_model(CONFIG).parameters())
+    rounds = {"no_sync": 1, "no_sync_backward_only": 4, "always_sync": 4}
+    for mode in SYNC_MODES:
+        expected = entries * rounds[mode] * CONFIG.windows
+        assert result.elements[mode] == [expected] * CONFIG.world_size, mode
+
+
+def _full_batch_parameters() -> dict[str, torch.Tensor]:
+    """One process, one full batch per optimizer step: the reference, written out here."""
+    model = make_model(CONFIG)
+    optimizer = torch.optim.SGD(model.parameters(), lr=CONFIG.lr, momentum=0.9)
+    x, y = make_data(CONFIG)
+    per_step = CONFIG.world_size * CONFIG.micro_batch * CONFIG.accumulation_steps
+    for step in range(CONFIG.windows):
+        rows = slice(step * per_step, (step + 1) * per_step)
+        optimizer.zero_grad()
+        F.cross_entropy(model(x[rows]), y[rows]).backward()
+        optimizer.step()
+    return dict(model.named_parameters())
+
+
+@pytest.mark.parametrize("mode", SYNC_MODES)
+def test_ddp_parameters_equal_a_single_process_full_batch_run(result, mode):
+    reference = _full_batch_parameters()
+    start = make_model(CONFIG)
+    for rank in range(CONFIG.world_size):
+        trained = result.parameters[mode][rank]
+        for name, p in reference.items():
+            assert trained[name].dtype == torch.float64
+            torch.testing.assert_close(trained[name], p.detach(), rtol=1e-10, atol=1e-12)
+            # ...and training moved them: equality is not "nothing happened".
+            moved = (trained[name] - start.get_parameter(name)).abs().max().item()
+            assert moved > 1e-3, f"{mode}, rank {rank}, {name} barely moved: {moved}"
+
+
+def test_the_ranks_saw_disjoint_shares_that_make_up_the_effective_batch():
+    x, y = make_data(CONFIG)
+    rows = {tuple(row.tolist()): i for i, row in enumerate(x)}
+    for window in range(CONFIG.windows):
+        seen = []
+        for rank in range(CONFIG.world_size):
+            for xb, _ in rank_micro_batches(x, y, window, rank, CONFIG):
+                assert len(xb) == CONFIG.micro_batch
+                seen += [rows[tuple(row.tolist())] for row in xb]
+        assert len(seen) == len(set(seen)) == effective_batch(2, 4, 4) == 32
+        assert sorted(seen) == list(range(window * 32, (window + 1) * 32))
+
+
+def _token_mean_gradients() -> dict[str, torch.Tensor]:
+    """Mean loss over every valid token of both ranks, by hand (log-softmax, mask, sum / count)."""
+    model = make_model(CONFIG)
+    total, count = 0.0, 0
+    for rank in range(CONFIG.world_size):
+        for x, y in make_token_data(CONFIG, rank):
+            log_probs = model(x).log_softmax(-1)
+            valid = y != IGNORE_INDEX
+            picked = log_probs.gather(-1, y.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+            total = total - (picked * valid).sum()
+            count += int(valid.sum())
+    (total / count).backward()
+    return {n: p.grad for n, p in model.named_parameters()}
+
+
+def test_token_counts_differ_between_ranks():
+    counts = [
+        sum(int((y != IGNORE_INDEX).sum()) for _, y in make_token_data(CONFIG, rank))
+        for rank in range(2)
+    ]
+    assert counts[1] > 2 * counts[0], counts
+
+
+@pytest.mark.parametrize("rank", [0, 1])
+def test_global_token_count_gives_the_token_mean_of_all_ranks(result, rank):
+    reference = _token_mean_gradients()
+    right = result.token_gradients["global_count"][rank]
+    wrong = result.token_gradients["local_mean"][rank]
+    for name, g in reference.items():
+        torch.testing.assert_close(right[name], g, rtol=1e-10, atol=1e-12)
+    errors = [(wrong[n] - g).norm() / g.norm() for n, g in reference.items()]
+    assert max(errors) > 0.05, f"the per-rank mean should be visibly wrong, got {errors}"
+
+
+def test_effective_batch_rejects_zero():
+    with pytest.raises(ValueError, match="accumulation_steps"):
+        effective_batch(2, 4, 0)

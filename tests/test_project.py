@@ -1,0 +1,85 @@
+"""The project's own rules: one environment, clean notebooks, a self-sufficient first cell."""
+
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gradacc_lessons.colab import SETUP_CELL, URL_VARIABLE
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
+COMMITTED_NOTEBOOKS = LESSONS + sorted((ROOT / "quizzes" / "source").glob("*/*.ipynb"))
+
+
+def test_there_are_lessons():
+    assert len(LESSONS) >= 1
+
+
+def test_environment_yml_lists_the_dependencies_of_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = set(project["dependencies"]) | set(project["optional-dependencies"]["lab"])
+    environment = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
+    listed = {requirement for requirement in pip if not requirement.startswith("-e")}
+    assert listed == wanted, f"only in environment.yml: {listed - wanted}; only in pyproject: {wanted - listed}"
+    assert "-e ." in pip, "environment.yml must install the course itself"
+
+
+@pytest.mark.parametrize("path", COMMITTED_NOTEBOOKS, ids=lambda p: p.name)
+def test_notebooks_are_committed_without_outputs(path):
+    notebook = json.loads(path.read_text())
+    dirty = [
+        i
+        for i, cell in enumerate(notebook["cells"])
+        if cell.get("outputs") or cell.get("execution_count") is not None
+    ]
+    assert not dirty, f"{path.name}: cells {dirty} carry outputs; clear them before committing"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_each_lesson_starts_with_the_setup_cell(path):
+    notebook = json.loads(path.read_text())
+    first_code = next(c for c in notebook["cells"] if c["cell_type"] == "code")
+    assert "".join(first_code["source"]) == SETUP_CELL
+
+
+def test_makefile_pins_the_cpu_torch_this_machine_has():
+    makefile = (ROOT / "Makefile").read_text()
+    assert "TORCH_VERSION ?= 2.13.0" in makefile
+    assert '"torch==$(TORCH_VERSION)"' in makefile
+
+
+@pytest.mark.slow
+def test_setup_cell_installs_the_course_where_it_is_missing(tmp_path):
+    """The Colab path: a Python where torch is present but gradacc_lessons is not."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    # torch and friends come from the course's venv; the course itself (an editable install,
+    # whose own .pth is not read from an added folder) does not
+    Path(site, "borrowed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    missing = subprocess.run([python, "-c", "import gradacc_lessons"], cwd=tmp_path)
+    assert missing.returncode != 0, "the test venv must start without gradacc_lessons"
+
+    env = {**os.environ, URL_VARIABLE: str(ROOT), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    script = SETUP_CELL + "\nimport gradacc_lessons\nprint(gradacc_lessons.__file__)\n"
+    run = subprocess.run(
+        [python, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "running on cpu" in run.stdout
+    installed_at = Path(run.stdout.strip().splitlines()[-1])
+    assert installed_at.is_relative_to(venv), f"imported from {installed_at}, not the new venv"
