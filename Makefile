@@ -7,6 +7,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(TORCH_VERSION)
 PORT ?= 8888
+# Jupyter refuses to run as root unless told to (containers, CI machines).
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: lab test course quizzes grade lint clean
 
@@ -21,7 +23,7 @@ $(STAMP): pyproject.toml
 ## lab: install the course (first time only) and open JupyterLab on the lessons
 lab: $(STAMP)
 	@echo "Starting JupyterLab on notebooks/ -- open the http://127.0.0.1:$(PORT)/lab?token=... URL printed below."
-	cd notebooks && PATH="$(CURDIR)/$(BIN):$$PATH" ../$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) 01_accumulation_is_a_full_batch.ipynb
+	cd notebooks && PATH="$(CURDIR)/$(BIN):$$PATH" ../$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) $(ROOT_FLAG) 01_accumulation_is_a_full_batch.ipynb
 
 ## test: install (or update) the course, lint it and run every test
 test: $(STAMP)
@@ -32,6 +34,10 @@ test: $(STAMP)
 ## course: execute every lesson headless and render it to HTML under site/
 course: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m gradacc_lessons.course notebooks site
+
+## quizzes: build the student versions of the nbgrader quizzes into quizzes/release/
+quizzes: $(STAMP)
+	cd quizzes && PATH="$(CURDIR)/$(BIN):$$PATH" ../$(BIN)/nbgrader generate_assignment gradacc_faq --force
 
 ## lint: fix what ruff can fix and format the code
 lint: $(STAMP)

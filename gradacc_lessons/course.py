@@ -41,12 +41,28 @@ def main(argv: list[str] | None = None) -> int:
     if not paths:
         print(f"no lesson notebooks (NN_name.ipynb) in {args.notebooks}", file=sys.stderr)
         return 1
+    pages = []
     for path in paths:
         notebook, seconds = execute_notebook(path)
-        render_html(notebook, args.site / path.with_suffix(".html").name)
-        print(f"{path.name:<45} executed in {seconds:5.1f} s")
-    print(f"open {args.site / 'index.html'} or any page in {args.site}/")
+        page = path.with_suffix(".html").name
+        render_html(notebook, args.site / page)
+        pages.append((page, path.stem, seconds))
+        print(f"{path.name:<45} executed in {seconds:5.1f} s", flush=True)
+    write_index(args.site / "index.html", pages)
+    print(f"open {args.site / 'index.html'} in a browser")
     return 0
+
+
+def write_index(destination: Path, pages: list[tuple[str, str, float]]) -> None:
+    """A table of contents of the rendered lessons, with their execution times."""
+    items = "".join(
+        f'<li><a href="{page}">{title}</a> <small>(executed in {seconds:.1f} s)</small></li>'
+        for page, title, seconds in pages
+    )
+    destination.write_text(
+        f"<!doctype html><title>gradacc</title><h1>gradacc: the course</h1><ol>{items}</ol>",
+        encoding="utf-8",
+    )
 
 
 if __name__ == "__main__":

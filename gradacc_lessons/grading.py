@@ -204,7 +204,9 @@ def _record(course: Path, assignment: str, student: str, status: str, checks) ->
                     passed, why = check.run(cells, sources)
                     trusted = grade.max_score if passed else 0.0
                 if grade.auto_score > trusted:
-                    outcome.notes.append(f"{grade.name}: {grade.auto_score:g} -> {trusted:g} ({why})")
+                    outcome.notes.append(
+                        f"{grade.name}: {grade.auto_score:g} -> {trusted:g} ({why})"
+                    )
                     grade.auto_score = trusted
         gradebook.db.commit()
         submission = gradebook.find_submission(assignment, student)
@@ -235,7 +237,9 @@ def score_table(outcomes: list[Outcome]) -> str:
     lines = [f"{'student':<{width}}  score    max  manual  status"]
     for o in outcomes:
         manual = "to do" if o.needs_manual_grade else "done"
-        lines.append(f"{o.student:<{width}}  {o.score:5.1f}  {o.max_score:5.1f}  {manual:<6}  {o.status}")
+        lines.append(
+            f"{o.student:<{width}}  {o.score:5.1f}  {o.max_score:5.1f}  {manual:<6}  {o.status}"
+        )
         lines += [f"{'':<{width}}    trusted re-check: {note}" for note in o.notes]
     return "\n".join(lines)
 

@@ -1,4 +1,6 @@
-"""Build the nbgrader quiz `gradacc_faq` from the question bank: `python -m gradacc_lessons.nbgrader_build`.
+"""Build the nbgrader quiz `gradacc_faq` from the question bank.
+
+Run `python -m gradacc_lessons.nbgrader_build` from the repository root.
 
 The source notebook `quizzes/source/gradacc_faq/gradacc_faq.ipynb` is generated
 here and committed; a test checks that the committed file equals a fresh build,
@@ -53,7 +55,6 @@ SETUP = """\
 # It snapshots Python's builtins and the parts of torch that the hidden tests use. The tests
 # compare them with this snapshot, so a notebook that replaces any of them
 # (torch.allclose = ..., builtins.isinstance = ...) fails those tests instead of fooling them.
-import builtins
 import importlib
 
 import torch
@@ -61,14 +62,28 @@ import torch
 _GRADACC_MODULES = tuple(
     importlib.import_module(name)
     for name in (
-        "builtins", "torch", "torch.nn", "torch.nn.functional", "torch.nn.modules.module",
-        "torch.optim", "torch.optim.optimizer", "torch.optim.sgd", "torch.autograd",
-        "torch.autograd.graph", "torch._tensor",
+        "builtins",
+        "torch",
+        "torch.nn",
+        "torch.nn.functional",
+        "torch.nn.modules.module",
+        "torch.optim",
+        "torch.optim.optimizer",
+        "torch.optim.sgd",
+        "torch.autograd",
+        "torch.autograd.graph",
+        "torch._tensor",
     )
 )
 _GRADACC_CLASSES = (
-    torch.Tensor, torch.nn.Parameter, torch.nn.Module, torch.nn.Linear, torch.nn.MSELoss,
-    torch.optim.Optimizer, torch.optim.SGD, torch.Generator,
+    torch.Tensor,
+    torch.nn.Parameter,
+    torch.nn.Module,
+    torch.nn.Linear,
+    torch.nn.MSELoss,
+    torch.optim.Optimizer,
+    torch.optim.SGD,
+    torch.Generator,
 )
 # One tiny training step first: torch finishes its lazy imports, which rebind a few of its own
 # functions (torch.manual_seed, ...), before the snapshot is taken.
@@ -115,7 +130,8 @@ Complete `train_with_accumulation(model, optimizer, loss_fn, micro_batches, accu
   `optimizer.zero_grad()`;
 - when the micro-batches run out in the middle of a window, step on that shorter last window too,
   weighted as a batch of its own samples;
-- `loss_fn(outputs, targets)` returns the mean loss over a micro-batch; the function returns nothing.
+- `loss_fn(outputs, targets)` returns the mean loss over a micro-batch;
+- the function returns nothing.
 
 Each window must make the same update as one batch holding all of its samples. The hidden test
 compares your parameters with that full-batch training, for several values of
@@ -147,6 +163,8 @@ _optimizer = torch.optim.SGD(_model.parameters(), lr=0.1)
 train_with_accumulation(_model, _optimizer, torch.nn.MSELoss(), _batches, 2)
 assert any(not torch.equal(p, q) for p, q in zip(_model.parameters(), _start)), "no step was made"
 assert all(p.grad is None or not p.grad.any() for p in _model.parameters()), "clear after a step"
+
+
 ### BEGIN HIDDEN TESTS
 def _gradacc_untouched():
     # Nothing the check uses was replaced since the setup cell ran. Only types taken from
@@ -180,8 +198,10 @@ def _gradacc_case(steps, count, seed):
         )
         for _ in range(count)
     ]
-    start = [_torch.randn(2, 3, generator=generator, dtype=_torch.float64),
-             _torch.randn(2, generator=generator, dtype=_torch.float64)]
+    start = [
+        _torch.randn(2, 3, generator=generator, dtype=_torch.float64),
+        _torch.randn(2, generator=generator, dtype=_torch.float64),
+    ]
     reference = _torch.nn.Linear(3, 2, dtype=_torch.float64)
     with _torch.no_grad():
         for p, value in zip(reference.parameters(), start):
@@ -289,7 +309,7 @@ def _question_cells(question: Question) -> list:
     k = question.faq
     prompt = f"## FAQ {k}\n\n{question.prompt}\n\n{_choices(question)}"
     answer = (
-        f'# Your answer: one letter, "A", "B", "C" or "D", e.g. answer_faq{k} = "A"\n'
+        f'# Your answer: set answer_faq{k} to one letter, "A", "B", "C" or "D" (a plain string)\n'
         f'### BEGIN SOLUTION\nanswer_faq{k} = "{question.letter}"\n### END SOLUTION'
     )
     test = MC_TEST.format(k=k, points=1, letter=question.letter)
@@ -341,7 +361,11 @@ def build_notebook():
         if question.faq == 5:
             cells.append(_written_cell(question))
     notebook = nbformat.v4.new_notebook(cells=cells)
-    notebook.metadata.kernelspec = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    notebook.metadata.kernelspec = {
+        "display_name": "Python 3",
+        "language": "python",
+        "name": "python3",
+    }
     notebook.metadata.language_info = {"name": "python"}
     for cell in notebook.cells:
         cell.pop("id", None)  # stable file: ids would change at every build

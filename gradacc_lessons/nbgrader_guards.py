@@ -38,7 +38,8 @@ def _is_test(cell) -> bool:
 def hidden_lines(source: str) -> set[str]:
     """The stripped lines inside the hidden-test regions of a cell's source.
 
-    >>> sorted(hidden_lines("a = 1\\n### BEGIN HIDDEN TESTS\\nassert a == 1\\n### END HIDDEN TESTS"))
+    >>> source = "a = 1\\n### BEGIN HIDDEN TESTS\\nassert a == 1\\n### END HIDDEN TESTS"
+    >>> sorted(hidden_lines(source))
     ['assert a == 1']
     """
     lines, inside = set(), False

@@ -21,7 +21,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-from gradacc_lessons.memory import MemoryReport, _mib, _repeat, measure_training_memory
+from gradacc_lessons.memory import MiB, MemoryReport, _mib, _repeat, measure_training_memory
 
 
 @dataclass(frozen=True)
@@ -136,13 +136,14 @@ def _measure_window(
 
 
 def _too_small_message(memory_budget: float, smallest: MemoryReport) -> str:
-    short = smallest.peak_bytes - memory_budget
+    def size(n: float) -> str:
+        return f"{int(n):,} bytes ({n / MiB:.3f} MiB)"
+
     return (
-        f"memory_budget={int(memory_budget):,} bytes ({_mib(memory_budget)}) is too small: even "
-        f"a micro-batch of 1 sample peaks at {smallest.peak_bytes:,} bytes "
-        f"({_mib(smallest.peak_bytes)}), {int(short):,} bytes ({_mib(short)}) over the budget. "
-        f"Parameters, gradients and optimizer state alone take {smallest.floor_bytes:,} bytes "
-        f"({_mib(smallest.floor_bytes)}); raise memory_budget to at least "
+        f"memory_budget={size(memory_budget)} is too small: even a micro-batch of 1 sample "
+        f"peaks at {size(smallest.peak_bytes)}, {size(smallest.peak_bytes - memory_budget)} "
+        f"over the budget. Parameters, gradients and optimizer state alone take "
+        f"{size(smallest.floor_bytes)}; raise memory_budget to at least "
         f"{smallest.peak_bytes:,}, or use a smaller model or an optimizer with less state"
     )
 

@@ -141,11 +141,13 @@ def _system_binds() -> list[str]:
 def _parents(paths: list) -> list[str]:
     # bwrap creates missing mount points with mode 0700; the unprivileged user
     # inside must be able to walk down to the Python it runs.
-    mounted = [Path("/tmp"), *(Path(p) for p in _SYSTEM)]
+    mounted = [Path(p) for p in _SYSTEM]
     made: list[Path] = []
     for path in paths:
         for parent in reversed(Path(path).parents[:-1]):  # [:-1]: not "/"
-            if parent not in made and not any(parent.is_relative_to(m) for m in mounted):
+            if parent == Path("/tmp") or parent in made:
+                continue
+            if not any(parent.is_relative_to(m) for m in mounted):
                 made.append(parent)
     return [arg for parent in made for arg in ("--perms", "0755", "--dir", str(parent))]
 

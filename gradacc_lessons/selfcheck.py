@@ -227,7 +227,7 @@ _STYLE = """<style>
   display: flex; align-items: flex-start; gap: 0.4em; height: auto; padding: 2px 0;
   min-height: var(--jp-widgets-radio-item-height, 24px); white-space: normal; line-height: 1.4;
 }
-.gradacc-selfcheck .widget-radio-box input { float: none; flex: none; margin: 0.2em 0 0 1px; }
+.gradacc-selfcheck .widget-radio-box input { order: -1; float: none; flex: none; margin: 0.2em 0 0 1px; }
 .gradacc-selfcheck .widget-html-content { white-space: normal; line-height: 1.5; }
 .gradacc-question { margin-bottom: 0.8em; }
 </style>"""

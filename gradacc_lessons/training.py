@@ -35,10 +35,10 @@ METRICS = {  # metric: y-axis label
 class TrainingConfig:
     """The settings the three runs share."""
 
-    batch: int = 64  # B: the samples behind one step of the large-batch and accumulated runs
-    micro_batch: int = 16  # b: what one forward pass sees in the other two runs
-    epochs: int = 12
-    lr: float = 3e-3  # peak learning rate, reached after the warm-up
+    batch: int = 128  # B: the samples behind one step of the large-batch and accumulated runs
+    micro_batch: int = 32  # b: what one forward pass sees in the other two runs
+    epochs: int = 10
+    lr: float = 1e-2  # peak learning rate, reached after the warm-up
     warmup: float = 0.1  # fraction of the run spent warming up
     weight_decay: float = 0.01
     max_grad_norm: float = 1.0
@@ -114,8 +114,8 @@ def lr_factor(step: int, total_steps: int, warmup: float = 0.1) -> float:
 def run_shape(name: str, config: TrainingConfig) -> tuple[int, int]:
     """(micro-batch size, accumulation steps) of the run called `name`.
 
-    >>> run_shape("accumulated", TrainingConfig(batch=64, micro_batch=16))
-    (16, 4)
+    >>> run_shape("accumulated", TrainingConfig(batch=128, micro_batch=32))
+    (32, 4)
     """
     shapes = {
         "large batch": (config.batch, 1),

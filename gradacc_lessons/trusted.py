@@ -163,7 +163,7 @@ def multiple_choice(answer_cell: str, variable: str, letter: str) -> Check:
 def loop_exercise(
     answer_cell: str = "loop_answer",
     grade_id: str = "loop_test",
-    limits: Limits = Limits(),
+    limits: Limits | None = None,
     sandbox: bool = True,
 ) -> Check:
     """Re-run the student's training loop in the sandbox and compare with the reference."""
@@ -172,7 +172,7 @@ def loop_exercise(
         if len(sources.get(answer_cell, [])) != 1 or answer_cell not in cells:
             return False, f"no single code cell {answer_cell}"
         seed = secrets.randbelow(2**31)
-        results = run_loop_in_sandbox(cells[answer_cell], seed, limits, sandbox=sandbox)
+        results = run_loop_in_sandbox(cells[answer_cell], seed, limits or Limits(), sandbox=sandbox)
         return compare_loop_results(results, seed)
 
     return Check(grade_id, run)
@@ -192,7 +192,9 @@ def run_loop_in_sandbox(
         command = [sys.executable, "-I", str(_HARNESS), str(seed), str(_CASES)]
         try:
             subprocess.run(
-                bwrap_command(command, scratch, limits) if sandbox else limited_command(command, limits),
+                bwrap_command(command, scratch, limits)
+                if sandbox
+                else limited_command(command, limits),
                 cwd=scratch,
                 capture_output=True,
                 timeout=timeout,
@@ -251,7 +253,7 @@ def compare_loop_results(results: dict, seed: int) -> tuple[bool, str]:
     return True, "matches the reference"
 
 
-def checks_for(assignment: str, limits: Limits = Limits(), sandbox: bool = True) -> list[Check]:
+def checks_for(assignment: str, limits: Limits | None = None, sandbox: bool = True) -> list[Check]:
     """The trusted checks of an assignment; empty for an assignment this module does not know.
 
     >>> [c.grade_id for c in checks_for("gradacc_faq")]

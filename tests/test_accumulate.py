@@ -45,7 +45,9 @@ class TinyTransformer(nn.Module):
     def __init__(self):
         super().__init__()
         self.embed = nn.Linear(4, 16)
-        self.layer = nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, dropout=0.0, batch_first=True)
+        self.layer = nn.TransformerEncoderLayer(
+            16, 2, dim_feedforward=32, dropout=0.0, batch_first=True
+        )
         self.head = nn.Linear(16, 3)
 
     def forward(self, x):
@@ -116,7 +118,11 @@ def test_split_batch_sizes_differ_by_at_most_one_and_keep_order():
 
 @pytest.mark.parametrize(
     "micro_batches, message",
-    [(0, "between 1 and the batch size 5"), (6, "between 1 and the batch size 5"), (2.0, "integer")],
+    [
+        (0, "between 1 and the batch size 5"),
+        (6, "between 1 and the batch size 5"),
+        (2.0, "integer"),
+    ],
 )
 def test_split_batch_rejects_bad_counts(micro_batches, message):
     with pytest.raises(ValueError, match=message):
@@ -181,7 +187,9 @@ def test_training_matches_full_batch_windows(optimizer, n, count, extras):
     torch.manual_seed(2)
     model = MLP(6, 3, hidden=12, norm="group").double()
     sizes = [5, 3, 4, 5, 2, 4, 5, 3, 4, 2][:count]  # uneven micro-batches
-    micro_batches = [(torch.randn(s, 6, dtype=torch.float64), torch.randint(3, (s,))) for s in sizes]
+    micro_batches = [
+        (torch.randn(s, 6, dtype=torch.float64), torch.randint(3, (s,))) for s in sizes
+    ]
     max_norm = 0.05 if extras != "plain" else None
     make_sched = (
         (lambda opt: torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5))

@@ -65,12 +65,26 @@ class Explorer:
 
     notebook: str
     slider: str  # CSS class of the slider
+    output: str  # CSS class of the output that follows it
     says: str  # the output's text for the slider's readout value, a format with {value}
     plots: int  # how many plots the output shows at any value
 
 
 EXPLORERS = [
-    Explorer("01_accumulation_is_a_full_batch.ipynb", "gradacc-n-slider", "N = {value},", plots=1),
+    Explorer(
+        "01_accumulation_is_a_full_batch.ipynb",
+        "gradacc-n-slider",
+        "gradacc-explorer-output",
+        says="N = {value},",
+        plots=1,
+    ),
+    Explorer(
+        "02_scaling_the_loss.ipynb",
+        "gradacc-spread-slider",
+        "gradacc-spread-output",
+        says="spread of lengths {value}:",
+        plots=0,
+    ),
 ]
 
 
@@ -296,6 +310,14 @@ def assert_quiz_gives_feedback(tab: Tab, questions: list[Question], stem: str) -
     tab.mark("quiz answered")
 
 
+# Resolves once the element's images are decoded and painted (a plot drawn by a slider's
+# callback is otherwise captured as a blank rectangle).
+_PAINTED = """async el => {
+    await Promise.all([...el.querySelectorAll('img')].map(img => img.decode().catch(() => null)));
+    await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+}"""
+
+
 def screenshot(element, name: str) -> None:
     """Screenshot an element whole: the notebook scrolls inside the page, so make it tall."""
     page = element.page
@@ -304,6 +326,7 @@ def screenshot(element, name: str) -> None:
     page.set_viewport_size({"width": viewport["width"], "height": int(height) + 400})
     try:
         element.scroll_into_view_if_needed()
+        element.evaluate(_PAINTED)
         element.screenshot(path=ARTIFACTS / name)
     finally:
         page.set_viewport_size(viewport)
@@ -355,7 +378,7 @@ def assert_explorer_follows_its_slider(tab: Tab, explorer: Explorer, stem: str) 
     cell = page.locator(".jp-Cell", has=page.locator(f".{explorer.slider}"))
     handle = cell.locator(f".{explorer.slider} .noUi-handle")
     readout = cell.locator(f".{explorer.slider} .widget-readout")
-    output = cell.locator(".gradacc-explorer-output")
+    output = cell.locator(f".{explorer.output}")
     handle.scroll_into_view_if_needed()
     before, start = _settle(page, output), readout.inner_text()
     assert explorer.says.format(value=start) in before[0], before[0]
@@ -370,6 +393,7 @@ def assert_explorer_follows_its_slider(tab: Tab, explorer: Explorer, stem: str) 
     assert moved != before, "moving the slider did not change the explorer's output"
     assert explorer.says.format(value=readout.inner_text()) in moved[0], moved[0]
     screenshot(cell, f"{stem}-{explorer.slider}.png")
+    (ARTIFACTS / "DEBUG.txt").write_text(str(output.evaluate("""el => [el.innerHTML.replace(/base64,[^"]*/g, 'B64'), [...el.querySelectorAll('img')].map(i => [i.naturalWidth, i.naturalHeight, JSON.stringify(i.getBoundingClientRect()), getComputedStyle(i).visibility, getComputedStyle(i).opacity])]""")))
     tab.mark(f"{explorer.slider}: one step")
 
     _press(page, handle, key, 5)  # quickly: the kernel gets the events faster than it draws

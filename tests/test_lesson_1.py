@@ -50,8 +50,12 @@ def test_lesson_1_shows_equal_gradients(lesson):
 def test_lesson_1_shows_the_bugs_and_the_fix(lesson):
     text, _ = lesson
     assert float(re.search(r"window's gradient: ([0-9.]+)", text).group(1)) > 0.1
-    assert number_after(text, r"textbook_loop +2 steps, parameters differ from full batch by") < 1e-4
-    assert number_after(text, r"off_by_one_loop +2 steps, parameters differ from full batch by") > 1e-2
+    assert (
+        number_after(text, r"textbook_loop +2 steps, parameters differ from full batch by") < 1e-4
+    )
+    assert (
+        number_after(text, r"off_by_one_loop +2 steps, parameters differ from full batch by") > 1e-2
+    )
 
 
 @pytest.mark.slow

@@ -5,10 +5,10 @@ import os
 import subprocess
 import sys
 import sysconfig
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 import yaml
 
 from gradacc_lessons.colab import SETUP_CELL, URL_VARIABLE
@@ -28,7 +28,9 @@ def test_environment_yml_lists_the_dependencies_of_pyproject():
     environment = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip = next(d["pip"] for d in environment["dependencies"] if isinstance(d, dict))
     listed = {requirement for requirement in pip if not requirement.startswith("-e")}
-    assert listed == wanted, f"only in environment.yml: {listed - wanted}; only in pyproject: {wanted - listed}"
+    assert listed == wanted, (
+        f"only in environment.yml: {listed - wanted}; only in pyproject: {wanted - listed}"
+    )
     assert "-e ." in pip, "environment.yml must install the course itself"
 
 

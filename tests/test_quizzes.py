@@ -1,0 +1,470 @@
+"""The nbgrader quiz gradacc_faq, through the instructor's whole pipeline with real nbgrader.
+
+The course is generated once per session in a temporary copy of quizzes/ (the same command
+as `make quizzes`); the class run copies that course (gradebook included), puts one
+submission per student in submitted/ as plain copies, autogrades the whole class with
+nbgrader's command line, as an instructor does, then generates the feedback.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.nbgraderformat import MetadataValidator
+from sqlalchemy.exc import SAWarning
+
+from gradacc_lessons import nbgrader_build
+from gradacc_lessons.questions import faq_questions
+
+ROOT = Path(__file__).resolve().parent.parent
+QUIZZES = ROOT / "quizzes"
+ASSIGNMENT = "gradacc_faq"
+SOURCE = QUIZZES / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+BIN = Path(sys.executable).parent
+MC_IDS = [f"faq{q.faq}" for q in faq_questions()]
+AUTO_POINTS = {**{f"{k}_test": 1.0 for k in MC_IDS}, "loop_test": 3.0}
+WRITTEN_POINTS = 2.0
+GOOD_WRITTEN = (
+    "BatchNorm normalises each micro-batch with that micro-batch's own mean and variance, "
+    "so the forward pass differs from the full batch's; GroupNorm or LayerNorm would match."
+)
+XSS = "<script>alert(1)</script>"
+WRONG_LOOP = """\
+def train_with_accumulation(model, optimizer, loss_fn, micro_batches, accumulation_steps):
+    optimizer.zero_grad()
+    for start in range(0, len(micro_batches), accumulation_steps):
+        for inputs, targets in micro_batches[start : start + accumulation_steps]:
+            # the classic bug: a short last window is divided by N, not by its length
+            (loss_fn(model(inputs), targets) / accumulation_steps).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+from IPython.display import HTML, display
+display(HTML("<script>alert(2)</script>"))"""
+ALWAYS_EQUAL = """\
+class _Yes(str):
+    def __eq__(self, other):
+        return True
+    def __ne__(self, other):
+        return False
+    __hash__ = str.__hash__
+    def strip(self, *args):
+        return self
+    def upper(self):
+        return self
+class _Liar:
+    __class__ = str
+    def __eq__(self, other):
+        return True
+    def strip(self, *args):
+        return self
+    def upper(self):
+        return self
+answer_faq{k} = {obj}"""
+PATCHING_LOOP = """\
+import builtins, torch
+torch.allclose = lambda *args, **kwargs: True
+torch.equal = lambda *args, **kwargs: True
+torch.Tensor.__sub__ = lambda self, other: torch.zeros_like(self)
+builtins.max = lambda *args, **kwargs: 0
+builtins.isinstance = lambda *args: True
+def train_with_accumulation(model, optimizer, loss_fn, micro_batches, accumulation_steps):
+    for p in model.parameters():
+        p.grad = None
+        p.data.add_(0.5)  # "moves" the parameters, trains nothing"""
+
+
+def _run(args: list[str], cwd: Path, timeout: float = 1800) -> subprocess.CompletedProcess:
+    # nbgrader runs the `alembic` executable when it creates the gradebook: the venv's bin first
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run(
+        [str(BIN / "nbgrader"), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _strip_delimiters(source: str) -> str:
+    return "\n".join(line for line in source.split("\n") if "### " not in line)
+
+
+def _cells(nb) -> dict:
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "nbgrader" in c.metadata}
+
+
+def _hidden_lines(nb) -> set[str]:
+    """Lines of the hidden tests that are not also in the student's version."""
+    lines, inside = set(), False
+    for cell in nb.cells:
+        for line in cell.source.split("\n"):
+            if "### BEGIN HIDDEN TESTS" in line:
+                inside = True
+            elif "### END HIDDEN TESTS" in line:
+                inside = False
+            elif inside and len(line.strip()) >= 10:
+                lines.add(line.strip())
+    return lines
+
+
+def _text_of(page: str) -> str:
+    """What a reader of an HTML page sees: tags removed, entities decoded."""
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+@pytest.fixture(scope="session")
+def generated(tmp_path_factory) -> Path:
+    """A temporary copy of quizzes/ after `nbgrader generate_assignment` (as `make quizzes`)."""
+    course = tmp_path_factory.mktemp("course") / "quizzes"
+    shutil.copytree(QUIZZES, course, ignore=shutil.ignore_patterns("release", "gradebook.db"))
+    done = _run(["generate_assignment", ASSIGNMENT, "--force"], course)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return course
+
+
+@pytest.fixture(scope="session")
+def release(generated):
+    return nbformat.read(generated / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+
+
+@pytest.fixture(scope="session")
+def source():
+    return nbformat.read(SOURCE, as_version=4)
+
+
+def _submission(release, source, **answers):
+    """The release with every answer filled from the source's solutions, then `answers` applied.
+
+    An answer is a grade id with the new source of that cell, or None to delete the cell.
+    """
+    nb = nbformat.from_dict(json.loads(json.dumps(release)))
+    solutions = {gid: _strip_delimiters(c.source) for gid, c in _cells(source).items()}
+    solutions["faq5_written"] = GOOD_WRITTEN
+    for gid, cell in _cells(nb).items():
+        if cell.metadata["nbgrader"]["solution"]:
+            cell.source = solutions[gid]
+    for gid, new in answers.items():
+        cell = _cells(nb)[gid]
+        if new is None:
+            nb.cells.remove(cell)
+        else:
+            cell.source = new
+    return nb
+
+
+def _wrong_letter(k: int) -> str:
+    right = faq_questions()[k - 1].letter
+    return next(letter for letter in "ABCD" if letter != right)
+
+
+def _class(release, source) -> dict:
+    """student id -> submitted notebook (or raw text for a corrupt file)."""
+    students = {"honest": _submission(release, source), "blank": release}
+    for k, gid in enumerate(MC_IDS, start=1):
+        students[f"wrong_{gid}"] = _submission(
+            release, source, **{f"{gid}_answer": f'answer_{gid} = "{_wrong_letter(k)}"'}
+        )
+    students["wrong_loop"] = _submission(
+        release, source, loop_answer=WRONG_LOOP, faq5_written=f"My answer: {XSS}"
+    )
+    students["syntax"] = _submission(release, source, faq2_answer='answer_faq2 = "C')
+    students["hang"] = _submission(release, source, faq4_answer="while True:\n    pass")
+    students["killed"] = _submission(
+        release, source, faq1_answer="import os\nos.kill(os.getpid(), 9)"
+    )
+    students["tampered"] = _submission(
+        release,
+        source,
+        setup="_gradacc_snapshot = ()\nimport torch",  # edited locked cell
+        faq1_answer=f'answer_faq1 = "{_wrong_letter(1)}"',
+        faq1_test="pass  # edited test",
+        faq2_answer=f'answer_faq2 = "{_wrong_letter(2)}"',
+        faq2_test=None,  # deleted test after a wrong answer
+        faq3_answer=None,  # deleted answer AND test: nbgrader's own restore fails here
+        faq3_test=None,
+    )
+    cheats = {
+        k: ALWAYS_EQUAL.format(k=k, obj="_Yes('x')" if k % 2 else "_Liar()") for k in (1, 2, 3)
+    }
+    students["cheater"] = _submission(
+        release,
+        source,
+        **{f"faq{k}_answer": text for k, text in cheats.items()},
+        loop_answer=PATCHING_LOOP,
+    )
+    students["corrupt"] = '{"cells": [ this is not a notebook'
+    return students
+
+
+@pytest.fixture(scope="module")
+def graded(generated, release, source, tmp_path_factory):
+    """The whole class autograded (one nbgrader run), then feedback generated."""
+    course = tmp_path_factory.mktemp("class") / "quizzes"
+    shutil.copytree(generated, course)
+    for student, nb in _class(release, source).items():
+        folder = course / "submitted" / student / ASSIGNMENT
+        folder.mkdir(parents=True)
+        path = folder / f"{ASSIGNMENT}.ipynb"
+        if isinstance(nb, str):
+            path.write_text(nb, encoding="utf-8")
+        else:
+            nbformat.write(nb, path)
+    start = time.perf_counter()
+    one = _run(["autograde", ASSIGNMENT, "--student", "honest"], course)
+    one_seconds = time.perf_counter() - start
+    everyone = _run(["autograde", ASSIGNMENT], course)
+    feedback = _run(["generate_feedback", ASSIGNMENT], course)
+    return {
+        "course": course,
+        "one": one,
+        "one_seconds": one_seconds,
+        "autograde": everyone,
+        "feedback": feedback,
+    }
+
+
+def _scores(course: Path, student: str) -> dict:
+    from nbgrader.api import Gradebook
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SAWarning)  # nbgrader's own, on every query
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}", "gradacc") as gb:
+            nb = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
+            return {g.name: (g.score, g.needs_manual_grade) for g in nb.grades}
+
+
+def _feedback(graded, student: str) -> str:
+    page = graded["course"] / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    return page.read_text(encoding="utf-8")
+
+
+# --- the question bank and the committed source notebook ---------------------------------
+
+
+def test_committed_source_is_a_fresh_build_of_the_question_bank():
+    assert SOURCE.read_text(encoding="utf-8") == nbgrader_build.notebook_text(), (
+        "quizzes/source is out of date: run `python -m gradacc_lessons.nbgrader_build`"
+    )
+
+
+def test_source_follows_the_faq_and_its_answers(source):
+    MetadataValidator().validate_nb(source)
+    cells = _cells(source)
+    for question in faq_questions():
+        k = question.faq
+        prompt = cells[f"faq{k}_prompt"].source
+        assert question.prompt in prompt
+        assert all(choice in prompt for choice in question.choices)
+        assert f'answer_faq{k} = "{question.letter}"' in cells[f"faq{k}_answer"].source
+        assert f'== "{question.letter}"' in cells[f"faq{k}_test"].source
+        assert cells[f"faq{k}_test"].metadata["nbgrader"]["points"] == 1
+    order = [gid for gid in cells if gid.endswith(("_test", "_written"))]
+    assert order == [
+        "faq1_test",
+        "faq2_test",
+        "faq3_test",
+        "loop_test",
+        "faq4_test",
+        "faq5_test",
+        "faq5_written",
+    ]
+    assert list(cells)[1] == "setup" and cells["setup"].metadata["nbgrader"]["locked"]
+    written = cells["faq5_written"].metadata["nbgrader"]
+    assert written["solution"] and written["grade"] and written["points"] == WRITTEN_POINTS
+
+
+def test_builder_refuses_a_question_without_four_choices():
+    from gradacc_lessons.questions import Question
+
+    three = Question("x", 1, "?", ("a", "b", "c"), 0, "because", faq=1)
+    with pytest.raises(ValueError, match="four choices"):
+        nbgrader_build._choices(three)
+
+
+def test_config_settings_are_set_on_purpose():
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(QUIZZES)).load_config()
+    assert config.CourseDirectory.course_id == "gradacc"
+    assert 0 < config.Execute.timeout <= 60
+    assert config.IgnorePattern.enabled and re.search(
+        config.IgnorePattern.pattern, "/x/torch/nn.py:12: UserWarning: careful\n  warn()\n"
+    )
+    assert not re.search(config.IgnorePattern.pattern, "Traceback (most recent call last):\n")
+    assert "nbgrader.preprocessors.ClearHiddenTests" in config.GenerateFeedback.preprocessors
+
+
+# --- the student version ---------------------------------------------------------------
+
+
+def test_release_has_no_solution_no_hidden_test_no_rubric(generated, release, source):
+    text = (generated / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text()
+    for marker in ("BEGIN SOLUTION", "BEGIN HIDDEN TESTS", "Rubric", "Model answer"):
+        assert marker not in text
+    for line in _hidden_lines(source):
+        assert line not in text, f"hidden test line in the release: {line}"
+    for gid, cell in _cells(source).items():
+        if cell.metadata["nbgrader"]["solution"] and gid != "faq5_written":
+            solution = cell.source.split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
+            for line in solution.strip().split("\n"):
+                assert line.strip() not in text, f"solution line of {gid} in the release"
+    assert _cells(release)["faq5_written"].source == "YOUR ANSWER HERE"
+    assert _cells(release)["setup"].source == _cells(source)["setup"].source
+    assert sorted(p.name for p in (generated / "release" / ASSIGNMENT).iterdir()) == [
+        f"{ASSIGNMENT}.ipynb"
+    ]
+
+
+# --- the class run ----------------------------------------------------------------------
+
+
+def test_one_submission_autogrades_quickly(graded):
+    assert graded["one"].returncode == 0, graded["one"].stderr[-3000:]
+    print(f"autograding one gradacc_faq submission took {graded['one_seconds']:.1f} s")
+    # ~6-8 s on an idle 2-core machine; the bound is generous for a loaded one
+    assert graded["one_seconds"] < 90
+
+
+def test_honest_student_gets_every_autograded_mark_and_the_written_answer_waits(graded):
+    scores = _scores(graded["course"], "honest")
+    for gid, points in AUTO_POINTS.items():
+        assert scores[gid] == (points, False), gid
+    assert scores["faq5_written"] == (0, True)  # flagged for manual grading
+
+
+def test_untouched_release_gets_nothing(graded):
+    scores = _scores(graded["course"], "blank")
+    assert all(score == 0 for score, _ in scores.values()), scores
+
+
+@pytest.mark.parametrize("question", [*MC_IDS, "loop"])
+def test_a_wrong_answer_loses_that_question_only(graded, question):
+    scores = _scores(graded["course"], f"wrong_{question}")
+    for gid, points in AUTO_POINTS.items():
+        expected = 0 if gid == f"{question}_test" else points
+        assert scores[gid][0] == expected, f"{gid} of wrong_{question}"
+
+
+def test_a_manual_score_counts_in_the_total(graded):
+    from nbgrader.api import Gradebook
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SAWarning)
+        with Gradebook(f"sqlite:///{graded['course'] / 'gradebook.db'}", "gradacc") as gb:
+            grade = gb.find_grade("faq5_written", ASSIGNMENT, ASSIGNMENT, "honest")
+            assert grade.needs_manual_grade and grade.max_score == WRITTEN_POINTS
+            grade.manual_score = 1.5
+            gb.db.commit()
+            submission = gb.find_submission(ASSIGNMENT, "honest")
+            assert submission.score == sum(AUTO_POINTS.values()) + 1.5
+            assert submission.max_score == sum(AUTO_POINTS.values()) + WRITTEN_POINTS
+            assert not gb.find_grade(
+                "faq5_written", ASSIGNMENT, ASSIGNMENT, "honest"
+            ).needs_manual_grade
+
+
+def test_the_class_run_finishes_despite_broken_submissions(graded):
+    log = graded["autograde"].stdout + graded["autograde"].stderr
+    # nbgrader exits 1 when some submission failed; it must not stop at the first one
+    assert graded["autograde"].returncode == 1, log[-3000:]
+    for student in ("killed", "corrupt"):
+        assert re.search(rf"There was an error processing assignment: .*{student}", log), student
+    graded_students = {p.name for p in (graded["course"] / "autograded").iterdir()}
+    assert graded_students == set(_class_ids()) - {"killed", "corrupt"}
+
+
+def _class_ids() -> list[str]:
+    return ["honest", "blank", *(f"wrong_{q}" for q in [*MC_IDS, "loop"]),
+            "syntax", "hang", "killed", "tampered", "cheater", "corrupt"]  # fmt: skip
+
+
+def test_nothing_submitted_is_lost(graded, release, source):
+    for student in _class_ids():
+        path = graded["course"] / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        assert path.exists(), student
+    corrupt = graded["course"] / "submitted" / "corrupt" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    assert corrupt.read_text() == '{"cells": [ this is not a notebook'
+
+
+@pytest.mark.parametrize(
+    ("student", "lost"),
+    [
+        ("syntax", {"faq2_test"}),  # the cell with the syntax error only
+        ("hang", {"faq4_test"}),  # interrupted at Execute.timeout, the rest still runs
+        ("tampered", {"faq1_test", "faq2_test", "faq3_test"}),
+    ],
+)
+def test_a_broken_submission_loses_only_what_is_broken(graded, student, lost):
+    scores = _scores(graded["course"], student)
+    for gid, points in AUTO_POINTS.items():
+        assert scores[gid][0] == (0 if gid in lost else points), f"{gid} of {student}"
+
+
+def test_deleted_and_edited_cells_are_put_back_and_run(graded):
+    path = graded["course"] / "autograded" / "tampered" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    cells = _cells(nbformat.read(path, as_version=4))
+    for gid in ("faq2_test", "faq3_test"):
+        assert "BEGIN HIDDEN TESTS" in cells[gid].source, f"{gid} was not put back"
+        assert cells[gid].outputs and cells[gid].outputs[0].output_type == "error"
+    assert "pass  # edited test" not in cells["faq1_test"].source
+    assert "_gradacc_snapshot = ()" not in cells["setup"].source
+
+
+def test_a_crashed_kernel_or_corrupt_file_scores_nothing(graded):
+    # nbgrader gives up on these two submissions: no autograded copy, no marks
+    for student in ("killed", "corrupt"):
+        assert not (graded["course"] / "autograded" / student).exists()
+
+
+def test_dishonest_answers_earn_nothing(graded):
+    scores = _scores(graded["course"], "cheater")
+    # always-equal objects (a str subclass, an object lying about its __class__) and a loop
+    # that patches torch and builtins before a fake training
+    for gid in ("faq1_test", "faq2_test", "faq3_test", "loop_test"):
+        assert scores[gid][0] == 0, gid
+    for gid in ("faq4_test", "faq5_test"):
+        assert scores[gid][0] == 1, gid
+
+
+# --- feedback ---------------------------------------------------------------------------
+
+
+def test_feedback_is_generated_for_every_graded_student(graded):
+    assert graded["feedback"].returncode == 0, graded["feedback"].stderr[-3000:]
+    for student in set(_class_ids()) - {"killed", "corrupt"}:
+        assert "faq5_written" in _feedback(graded, student), student
+
+
+@pytest.mark.parametrize("student", ["honest", "blank", "wrong_loop", "tampered", "cheater"])
+def test_feedback_shows_no_hidden_test(graded, source, student):
+    page = _text_of(_feedback(graded, student))
+    for line in _hidden_lines(source):
+        assert line not in page, f"hidden test line in {student}'s feedback: {line}"
+    assert "Rubric" not in page
+
+
+def test_failing_tests_keep_their_message_but_not_their_traceback(graded):
+    page = _text_of(_feedback(graded, "wrong_loop"))
+    assert "the parameters differ from one full-batch step per window" in page
+    assert "AssertionError" in page
+    blank = _text_of(_feedback(graded, "blank"))
+    assert "NotImplementedError" in blank
+
+
+def test_feedback_shows_student_html_as_text(graded):
+    page = _feedback(graded, "wrong_loop")
+    assert XSS not in page
+    assert "<script>alert(2)</script>" not in page
+    assert "My answer: <script>alert(1)</script>" in _text_of(page)
