@@ -39,6 +39,11 @@ course: $(STAMP)
 quizzes: $(STAMP)
 	cd quizzes && PATH="$(CURDIR)/$(BIN):$$PATH" ../$(BIN)/nbgrader generate_assignment gradacc_faq --force
 
+## grade: autograde every submission of quizzes/ in the bubblewrap sandbox (see quizzes/GRADING.md)
+ASSIGNMENT ?= gradacc_faq
+grade: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/gradacc-grade --course quizzes $(ASSIGNMENT)
+
 ## lint: fix what ruff can fix and format the code
 lint: $(STAMP)
 	$(BIN)/ruff check --fix .

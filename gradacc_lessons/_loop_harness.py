@@ -2,8 +2,9 @@
 
     python -I _loop_harness.py SEED CASES   (in a folder holding student.py)
 
-Writes result.json: {case index: {parameter name: nested lists}} for the cases
-that ran, and {"error": ...} entries for those that raised. Only the student's
+Writes result.json: {case index: {"parameters": {name: nested lists}, "max_forward":
+samples in the largest forward pass}} for the cases that ran, and {"error": ...}
+entries for those that raised. Only the student's
 solution cell runs here, in a fresh process the grader does not trust.
 """
 
@@ -32,9 +33,14 @@ def main(seed: int, cases: int) -> None:
     for index, (model, optimizer, loss_fn, batches, steps) in enumerate(built):
         if train is None:
             break
+        sizes: list[int] = []  # samples per forward pass: one micro-batch at a time is the point
+        model.register_forward_pre_hook(
+            lambda module, args, sizes=sizes: sizes.append(len(args[0]))
+        )
         try:
             train(model, optimizer, loss_fn, batches, steps)
-            results[str(index)] = {n: p.detach().tolist() for n, p in model.named_parameters()}
+            parameters = {n: p.detach().tolist() for n, p in model.named_parameters()}
+            results[str(index)] = {"parameters": parameters, "max_forward": max(sizes, default=0)}
         except BaseException:
             results[str(index)] = {"error": traceback.format_exc(limit=3)}
     Path("result.json").write_text(json.dumps(results))

@@ -420,3 +420,53 @@ def _mib(size: float) -> str:
         if abs(size) >= scale:
             return f"{size / scale:.4g} {unit}"
     return f"{size:.0f} B"
+
+
+def memory_by_micro_batch(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    loss_fn: Callable,
+    inputs: torch.Tensor,
+    targets: torch.Tensor,
+    sizes: list[int],
+) -> tuple[list[MemoryReport], list[MemoryReport]]:
+    """Measured and modelled memory of one step for each micro-batch size (no accumulation).
+
+    Micro-batches are the first `size` samples of `inputs`; the model's activations per
+    sample come from the first two samples.
+
+    >>> model = torch.nn.Linear(4, 2)
+    >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    >>> x, y = torch.randn(8, 4), torch.randn(8, 2)
+    >>> measured, modelled = memory_by_micro_batch(model, opt, torch.nn.MSELoss(), x, y, [2, 8])
+    >>> [r.activation_bytes for r in measured] == [r.activation_bytes for r in modelled]
+    True
+    """
+    if max(sizes) > len(inputs):
+        raise ValueError(f"sizes go up to {max(sizes)} but inputs hold {len(inputs)} samples")
+    per_sample = activation_bytes_per_sample(model, loss_fn, inputs[:2], targets[:2])
+    measured = [
+        measure_training_memory(model, optimizer, loss_fn, inputs[:b], targets[:b]) for b in sizes
+    ]
+    modelled = [estimate_training_memory(model, optimizer, b, per_sample) for b in sizes]
+    return measured, modelled
+
+
+def memory_by_accumulation_steps(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    loss_fn: Callable,
+    inputs: torch.Tensor,
+    targets: torch.Tensor,
+    steps: list[int],
+) -> list[MemoryReport]:
+    """Measured memory of one effective batch (all of `inputs`) split into N micro-batches.
+
+    >>> model = torch.nn.Linear(4, 2)
+    >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    >>> x, y = torch.randn(8, 4), torch.randn(8, 2)
+    >>> reports = memory_by_accumulation_steps(model, opt, torch.nn.MSELoss(), x, y, [1, 4])
+    >>> [r.micro_batch_size for r in reports]
+    [8, 2]
+    """
+    return [measure_training_memory(model, optimizer, loss_fn, inputs, targets, n) for n in steps]

@@ -6,7 +6,9 @@
   locked cells and tests back as they were released; unlike nbgrader's own
   `add_missing_cells`, which fails with a KeyError when the cell before a deleted test
   is gone too, it puts a deleted grade cell back after the nearest earlier cell
-  that is still there, so deleting a test never skips it.
+  that is still there, so deleting a test never skips it. It also reads cell metadata
+  that claims another schema version as the current one: nbgrader would otherwise stop
+  grading the whole class at that submission.
 - `HideHiddenTests` runs in `generate_feedback` before `ClearHiddenTests`: the traceback of
   a failing test cell would print the hidden test's source lines, so a test cell's error
   keeps only its last line, and any output that quotes a hidden test line is replaced.
@@ -24,6 +26,7 @@ from nbgrader.preprocessors import OverwriteCells
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
 END_HIDDEN = "### END HIDDEN TESTS"
 HIDDEN_NOTE = "(hidden: this output quotes the hidden tests)"
+SCHEMA_VERSION = 3  # of nbgrader's cell metadata, in nbgrader 0.9
 
 
 def _nbgrader(cell) -> dict:
@@ -55,6 +58,18 @@ def hidden_lines(source: str) -> set[str]:
 
 class RestoreMissingCells(OverwriteCells):
     """OverwriteCells that puts every deleted grade cell back, after the nearest surviving cell."""
+
+    def preprocess(self, nb, resources):
+        # nbgrader stops the WHOLE class run (not just this student) on a cell whose metadata
+        # claims another schema version; the cells are checked against the gradebook anyway
+        for cell in nb.cells:
+            meta = _nbgrader(cell)
+            if meta and meta.get("schema_version") != SCHEMA_VERSION:
+                self.log.warning(
+                    "Cell metadata of schema %r: read as schema 3", meta.get("schema_version")
+                )
+                meta["schema_version"] = SCHEMA_VERSION
+        return super().preprocess(nb, resources)
 
     def add_missing_grade_cells(self, nb, resources):
         source_nb = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)

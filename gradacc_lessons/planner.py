@@ -21,7 +21,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-from gradacc_lessons.memory import MiB, MemoryReport, _mib, _repeat, measure_training_memory
+from gradacc_lessons.memory import MemoryReport, MiB, _mib, _repeat, measure_training_memory
 
 
 @dataclass(frozen=True)

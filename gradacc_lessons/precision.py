@@ -61,6 +61,19 @@ def mixed_precision_gradients(
     return grads
 
 
+def relative_error(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
+    """L2 norm of a - b over all tensors together, relative to the L2 norm of b.
+
+    >>> relative_error({"w": torch.tensor([0.0, 4.0])}, {"w": torch.tensor([3.0, 4.0])})
+    0.6
+    """
+    if a.keys() != b.keys():
+        raise ValueError(f"both sides must name the same tensors, got {sorted(a)} and {sorted(b)}")
+    diff = sum(((a[k].double() - b[k].double()) ** 2).sum() for k in b) ** 0.5
+    norm = sum((t.double() ** 2).sum() for t in b.values()) ** 0.5
+    return (diff / norm).item()
+
+
 def _loss(model, loss_fn, x, y, dtype):
     if dtype is None:
         return loss_fn(model(x), y)

@@ -231,7 +231,102 @@ QUESTIONS: tuple[Question, ...] = (
     ),
     # --- lesson 4 ---
     # --- lesson 5 ---
+    Question(
+        id="l5_curves",
+        lesson=5,
+        prompt=(
+            "Three runs share the model, data order, AdamW, clipping and learning-rate schedule: "
+            "batches of 128; micro-batches of 32 accumulated 4 at a time; batches of 32 without "
+            "accumulation. Which runs have the same training curve?"
+        ),
+        choices=(
+            "All three: they see the same samples in every epoch",
+            "The batch of 128 and the accumulated run, up to float rounding; the batches of 32 "
+            "make four times as many, different updates",
+            "The accumulated run and the batches of 32, because their forward passes see 32 "
+            "samples",
+            "None: accumulation always adds noise to the curve",
+        ),
+        answer=1,
+        explanation=(
+            "Each accumulated window is the same update as one batch of 128. A batch of 32 "
+            "without accumulation is an optimizer step on its own: other updates, another run."
+        ),
+    ),
+    Question(
+        id="l5_scheduler",
+        lesson=5,
+        prompt=(
+            "You switch a run from batches of 128 to micro-batches of 32 with 4 accumulation "
+            "steps. How often must scheduler.step() and gradient clipping now run?"
+        ),
+        choices=(
+            "After every micro-batch, four times as often as before",
+            "Once per optimizer step, after the 4th micro-batch of each window, as before",
+            "Clipping after every micro-batch, the scheduler once per window",
+            "Only once per epoch",
+        ),
+        answer=1,
+        explanation=(
+            "The schedule counts optimizer steps, and clipping must see the gradient of the "
+            "whole effective batch: both happen once per window, so the run stays the same."
+        ),
+    ),
     # --- lesson 6 ---
+    Question(
+        id="l6_no_sync",
+        lesson=6,
+        prompt=(
+            "Under DistributedDataParallel you accumulate 4 micro-batches per step and write "
+            "`loss = model(x)...` outside `with model.no_sync():`, and only `loss.backward()` "
+            "inside it. What happens?"
+        ),
+        choices=(
+            "Gradients are never all-reduced, so the processes drift apart",
+            "It works as intended: one all-reduce per optimizer step",
+            "Every micro-batch still all-reduces its gradients: the result is right, but the "
+            "communication is four times what it needs to be",
+            "DDP raises an error on the first backward",
+        ),
+        answer=2,
+        explanation=(
+            "DDP decides in the forward pass whether the backward will sync. no_sync() must wrap "
+            "forward and backward of every micro-batch but the last of a window."
+        ),
+    ),
+    Question(
+        id="l6_effective_batch",
+        lesson=6,
+        prompt=(
+            "8 GPUs each run micro-batches of 16 samples and accumulate 4 of them per optimizer "
+            "step. What is the effective batch of one step?"
+        ),
+        choices=("16", "64", "128", "512"),
+        answer=3,
+        explanation=(
+            "world size x micro-batch x accumulation steps = 8 x 16 x 4 = 512 samples behind "
+            "every update."
+        ),
+    ),
+    Question(
+        id="l6_scaler",
+        lesson=6,
+        prompt=(
+            "Training in float16 with a GradScaler, accumulation and gradient clipping: when "
+            "do you call scaler.unscale_(optimizer)?"
+        ),
+        choices=(
+            "After every micro-batch's backward",
+            "Never: scaler.step() unscales, so clip the scaled gradients",
+            "Once per window, after the last micro-batch's backward and before clipping",
+            "After scaler.update()",
+        ),
+        answer=2,
+        explanation=(
+            "The scaled gradients add up in .grad over the window; unscale once, so that "
+            "clipping sees the true norm, then step and update once per window."
+        ),
+    ),
 )
 
 

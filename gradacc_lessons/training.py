@@ -28,6 +28,7 @@ METRICS = {  # metric: y-axis label
     "train_loss": "training loss (cross-entropy)",
     "test_loss": "test loss (cross-entropy)",
     "test_accuracy": "test accuracy (%)",
+    "learning_rate": "learning rate",
 }
 
 
@@ -238,8 +239,9 @@ def plot_curves(runs: Sequence[Curves], metric: str = "train_loss", ax=None):
     fig = ax.figure
     for i, run in enumerate(runs):
         colour, dashes = _LINES.get(run.name, (f"C{i}", "-."))
-        x = run.epoch_of_step if metric == "train_loss" else run.epochs
-        width = 1.0 if metric == "train_loss" else 1.5
+        per_step = metric in ("train_loss", "learning_rate")
+        x = run.epoch_of_step if per_step else run.epochs
+        width = 1.0 if per_step else 1.5
         ax.plot(x, getattr(run, metric), dashes, color=colour, lw=width, label=run.name)
     ax.set_xlabel("epochs")
     ax.set_ylabel(METRICS[metric])

@@ -236,9 +236,12 @@ def compare_loop_results(results: dict, seed: int) -> tuple[bool, str]:
         return False, f"the loop did not run: {str(error).strip().splitlines()[-1:]}"
     for index in range(_CASES):
         reference = reference_parameters(seed, index)
-        got = results.get(str(index))
+        case = results.get(str(index))
+        got = case.get("parameters") if isinstance(case, dict) else None
         if not isinstance(got, dict) or set(got) != set(reference):
-            return False, f"case {index}: no parameters ({str(got)[:200]})"
+            return False, f"case {index}: no parameters ({str(case)[:200]})"
+        if case.get("max_forward") != _loop_cases.MICRO_BATCH:
+            return False, f"case {index}: the model did not see one micro-batch at a time"
         for name, expected in reference.items():
             try:
                 value = torch.tensor(got[name], dtype=torch.float64)

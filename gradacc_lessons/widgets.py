@@ -13,7 +13,11 @@ from gradacc_lessons.plots import plot_error_vs_n
 
 
 def accumulation_explorer(model, loss_fn, inputs, targets, max_n: int = 16) -> widgets.VBox:
-    """A slider for N: the per-parameter table and the error against N, for both recipes."""
+    """A slider for N: the per-parameter table and the error against N, for both recipes.
+
+    The numbers come from `accumulation_errors` and `compare_gradients`, tested on their
+    own; the browser tests move the slider.
+    """
     ns = list(range(1, max_n + 1))
     curves = {
         "weighted by samples": accumulation_errors(model, loss_fn, inputs, targets, ns, "samples"),

@@ -72,6 +72,8 @@ def honest_notebook(course: Path):
         if meta.get("solution") and cell.cell_type == "code":
             lines = source[meta["grade_id"]].source.splitlines()
             cell.source = "\n".join(line for line in lines if "### " not in line)
+        elif meta.get("solution"):
+            cell.source = "BatchNorm normalises each micro-batch with its own statistics."
     return released
 
 
@@ -82,7 +84,10 @@ def set_cell(nb, grade_id: str, text: str):
 
 def add_cell_after(nb, grade_id: str, text: str):
     index = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells].index(grade_id)
-    nb.cells.insert(index + 1, nbformat.v4.new_code_cell(text))
+    cell = nbformat.v4.new_code_cell(text)
+    if nb.nbformat_minor < 5:
+        del cell["id"]  # cell ids came with nbformat 4.5
+    nb.cells.insert(index + 1, cell)
     return nb
 
 

@@ -78,9 +78,7 @@ def test_a_plan_fits_its_budget_and_is_the_largest_that_does(
     larger = math.ceil(effective_batch / fewer)
     assert larger > plan.micro_batch_size
     xs, ys = samples(model, 2 * larger)
-    assert (
-        measure_training_memory(model, opt, nn.CrossEntropyLoss(), xs, ys, 2).peak_bytes > budget
-    )
+    assert measure_training_memory(model, opt, nn.CrossEntropyLoss(), xs, ys, 2).peak_bytes > budget
 
 
 @pytest.mark.parametrize("effective_batch", [10, 37, 100])
