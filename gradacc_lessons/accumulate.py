@@ -150,7 +150,7 @@ def count_tokens(targets: torch.Tensor, ignore_index: int = -100) -> int:
     if targets.is_floating_point() or targets.is_complex():
         raise ValueError(
             f'normalize="tokens" needs integer class targets (padding = ignore_index), '
-            f"got targets of dtype {targets.dtype}; use normalize=\"samples\" for other losses"
+            f'got targets of dtype {targets.dtype}; use normalize="samples" for other losses'
         )
     return int((targets != ignore_index).sum().item())
 

@@ -170,7 +170,12 @@ def counting_allreduce_hook(counter: AllReduceCounter, bucket):
 
 
 def micro_batch_step(ddp_model, x, y, weight: float, mode: str, last: bool) -> torch.Tensor:
-    """Forward and backward of one micro-batch, with `no_sync()` placed as `mode` says."""
+    """Forward and backward of one micro-batch, with `no_sync()` placed as `mode` says.
+
+    >>> micro_batch_step(None, None, None, 1.0, mode="sometimes", last=False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: mode must be one of (...), got 'sometimes'
+    """
     if mode not in SYNC_MODES:
         raise ValueError(f"mode must be one of {SYNC_MODES}, got {mode!r}")
     skip_sync = not last and mode != "always_sync"
@@ -343,8 +348,9 @@ def run_ddp(config: DDPConfig | None = None, timeout_s: float = 120.0) -> DDPRes
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="gradacc-ddp-") as folder:
         out = Path(folder)
-        processes = _launch(config, out, free_port(), timeout_s)
-        try:
+        processes: list[subprocess.Popen] = []
+        try:  # whatever happens from here on (an error, a time-out, Ctrl-C), stop them all
+            _launch(config, out, free_port(), timeout_s, processes)
             _wait(processes, out, timeout_s)
         finally:
             _stop(processes)
@@ -354,11 +360,12 @@ def run_ddp(config: DDPConfig | None = None, timeout_s: float = 120.0) -> DDPRes
     return _collect(config, ranks, time.perf_counter() - start)
 
 
-def _launch(config: DDPConfig, out: Path, port: int, timeout_s: float) -> list[subprocess.Popen]:
+def _launch(
+    config: DDPConfig, out: Path, port: int, timeout_s: float, processes: list[subprocess.Popen]
+) -> None:
     env = dict(os.environ, OMP_NUM_THREADS="1")
     package_root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-    processes = []
     for rank in range(config.world_size):
         command = [sys.executable, "-m", "gradacc_lessons.distributed", "--rank", str(rank)]
         command += ["--port", str(port), "--out", str(out), "--timeout", str(timeout_s)]
@@ -371,7 +378,6 @@ def _launch(config: DDPConfig, out: Path, port: int, timeout_s: float) -> list[s
             )
         )
         log.close()  # the child holds its own copy of the file
-    return processes
 
 
 def _wait(processes: list[subprocess.Popen], out: Path, timeout_s: float) -> None:

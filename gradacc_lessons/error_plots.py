@@ -25,9 +25,12 @@ def plot_errors(
     xlabel: str,
     ylabel: str = "gradient error (L2, relative)",
     integer_x: bool = False,
+    log2_x: bool = False,
     ax=None,
 ):
     """One line per entry of `series` against `x`, on a log scale (zeros drawn at FLOOR).
+
+    integer_x puts ticks on whole numbers; log2_x spaces x = 1, 2, 4, 8, ... evenly.
 
     >>> fig, ax = plot_errors([1, 2], {"naive": [0.0, 0.5]}, "N", integer_x=True)
     >>> ax.get_xlabel(), ax.get_yscale()
@@ -40,7 +43,10 @@ def plot_errors(
     ax.set_yscale("log")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    if integer_x:
+    if log2_x:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(list(x), [f"{v:g}" for v in x])
+    elif integer_x:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(fontsize="small")
     ax.grid(True, alpha=0.3)

@@ -14,7 +14,7 @@ How the peak is measured:
 
 - on CUDA, the caching allocator's own figures (`torch.cuda.max_memory_allocated`);
 - on the CPU, which has no allocator statistics, the profiler's allocation events
-  (`torch.profiler`, `profile_memory=True`): every allocation and free inside the
+  (`torch.autograd.profiler.profile(profile_memory=True)`): every allocation and free inside the
   training step, added up in order; their running sum's maximum is the peak. It is
   deterministic and sees only this step, not what else the process holds.
 
@@ -48,7 +48,7 @@ LABELS = {  # the parts of the peak, and their names in tables and plots
     "activation_bytes": "activations",
 }
 PARTS = tuple(LABELS)
-CPU_METHOD = "CPU: torch.profiler allocation events (peak), saved-tensor hooks (activations)"
+CPU_METHOD = "CPU: profiler allocation events (peak), saved-tensor hooks (activations)"
 CUDA_METHOD = "CUDA: allocator's max_memory_allocated (peak), saved-tensor hooks (activations)"
 ANALYTIC_METHOD = "analytic: parameters + gradients + optimizer state + activations per sample × b"
 
@@ -330,11 +330,11 @@ def _peak_tracker(device: torch.device) -> Iterator[dict]:
         torch.cuda.synchronize(device)
         result.update(bytes=torch.cuda.max_memory_allocated(device) - start, method=CUDA_METHOD)
     elif device.type == "cpu":
-        from torch.profiler import ProfilerActivity, profile
-
-        with _quiet_stderr(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as p:
+        # torch.autograd.profiler rather than torch.profiler: the same events, but its
+        # first use does not import the compiler stack (seconds on a laptop).
+        with _quiet_stderr(), torch.autograd.profiler.profile(profile_memory=True) as profiler:
             yield result
-        result.update(bytes=_profiler_peak(p), method=CPU_METHOD)
+        result.update(bytes=_profiler_peak(profiler), method=CPU_METHOD)
     else:  # MPS and others: no peak statistics, the report sums its parts
         yield result
 

@@ -40,8 +40,8 @@ INTRO = """\
 One question per FAQ item, in the FAQ's order, a short coding exercise on FAQ 3 and a written
 answer on FAQ 5.
 
-- **Multiple choice**: set `answer_faq1` ... `answer_faq5` to one letter, `"A"`, `"B"`, `"C"` or
-  `"D"`, in the cell below each question. Keep the plain form `answer_faq1 = "B"`.
+- **Multiple choice**: in the cell below each question, set `answer_faq1` ... `answer_faq5` to one
+  letter, `"A"`, `"B"`, `"C"` or `"D"`: the variable, `=`, and the letter in quotes, nothing else.
 - **Coding exercise** (FAQ 3): complete `train_with_accumulation`.
 - **Written answer** (FAQ 5): a few sentences in your own words, graded by hand.
 
@@ -115,7 +115,7 @@ _gradacc_answer = answer_faq{k}
 assert "".__class__.__class__(_gradacc_answer) is "".__class__, (
     'answer_faq{k} must be a plain string: one letter, "A", "B", "C" or "D"'
 )
-assert _gradacc_answer.strip().upper() == "{letter}", "answer_faq{k} is not the right choice"
+assert _gradacc_answer == "{letter}", "answer_faq{k} is not the right choice"
 ### END HIDDEN TESTS"""
 
 LOOP_PROMPT = """\

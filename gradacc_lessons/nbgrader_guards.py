@@ -20,8 +20,7 @@ from __future__ import annotations
 
 import html
 
-from nbconvert.preprocessors import Preprocessor
-from nbgrader.preprocessors import OverwriteCells
+from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
 END_HIDDEN = "### END HIDDEN TESTS"
@@ -96,7 +95,7 @@ class RestoreMissingCells(OverwriteCells):
         return None
 
 
-class HideHiddenTests(Preprocessor):
+class HideHiddenTests(NbGraderPreprocessor):
     """Keep hidden tests out of feedback: no tracebacks of test cells, no quoted test lines."""
 
     def preprocess(self, nb, resources):
@@ -108,20 +107,23 @@ class HideHiddenTests(Preprocessor):
 
     @staticmethod
     def _clean(output, secret: set[str], in_test: bool):
-        quotes = any(line in str(output) for line in secret)
+        def quotes(text) -> bool:
+            return any(line in str(text) for line in secret)
+
         if output.output_type == "error":
-            if quotes:
+            if quotes(output.evalue):
                 output.evalue = HIDDEN_NOTE
-            if in_test or quotes:
+            if in_test or quotes(output.traceback):
                 output.traceback = [f"{output.ename}: {output.evalue}"]
-        elif quotes and output.output_type == "stream":
-            output.text = HIDDEN_NOTE + "\n"
-        elif quotes:
+        elif output.output_type == "stream":
+            if quotes(output.text):
+                output.text = HIDDEN_NOTE + "\n"
+        elif quotes(output.get("data")):
             output.data = {"text/plain": HIDDEN_NOTE}
         return output
 
 
-class EscapeStudentMarkdown(Preprocessor):
+class EscapeStudentMarkdown(NbGraderPreprocessor):
     """Escape the HTML of every markdown cell that is not a locked cell of the instructor's."""
 
     def preprocess_cell(self, cell, resources, index):

@@ -230,6 +230,61 @@ QUESTIONS: tuple[Question, ...] = (
         ),
     ),
     # --- lesson 4 ---
+    Question(
+        id="l4_floor",
+        lesson=4,
+        prompt=(
+            "You keep the effective batch fixed and double the number of accumulation steps "
+            "again and again. What does the peak memory approach?"
+        ),
+        choices=(
+            "Zero: memory is proportional to the micro-batch",
+            "Parameters + gradients + optimizer state (plus a few temporaries): the floor "
+            "that accumulation cannot lower",
+            "The activations of the whole effective batch",
+            "Half of the peak without accumulation",
+        ),
+        answer=1,
+        explanation=(
+            "Only activations shrink with the micro-batch. Weights, their gradients and the "
+            "optimizer's state exist whatever the micro-batch, so the peak levels off at them."
+        ),
+    ),
+    Question(
+        id="l4_adam_state",
+        lesson=4,
+        prompt=(
+            "A model has 10 million float32 parameters and is trained with Adam. How much "
+            "memory do parameters, gradients and optimizer state take together, before any "
+            "activation?"
+        ),
+        choices=("40 MB", "80 MB", "120 MB", "160 MB"),
+        answer=3,
+        explanation=(
+            "40 MB of weights, 40 MB of gradients, and Adam's two moments of 40 MB each: four "
+            "copies of the parameters, 160 MB."
+        ),
+    ),
+    Question(
+        id="l4_time",
+        lesson=4,
+        prompt=(
+            "The whole batch fits in memory. Compared with processing it at once, how does "
+            "splitting it into 8 accumulated micro-batches change the time per update?"
+        ),
+        choices=(
+            "It gets about 8 times shorter",
+            "It stays the same or gets longer: smaller micro-batches do less work per "
+            "operation, so use accumulation only when memory requires it",
+            "It gets shorter, because the optimizer steps fewer times",
+            "It gets shorter, because activations are smaller",
+        ),
+        answer=1,
+        explanation=(
+            "Accumulation saves memory, not time. It beats taking a step after every small "
+            "batch, but not processing the batch at once, which the lesson measured."
+        ),
+    ),
     # --- lesson 5 ---
     Question(
         id="l5_curves",

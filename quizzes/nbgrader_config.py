@@ -11,6 +11,10 @@ c.CourseDirectory.course_id = "gradacc"
 # (the setup cell imports torch: 2-10 s on a loaded laptop). A cell that runs longer is
 # interrupted and scores 0, and the rest of the notebook and of the class is still graded.
 c.Execute.timeout = 30
+# Seconds to wait for a cell's output after the kernel said it finished. nbgrader fails the
+# whole submission when this runs out (default 4 s), which a busy grading machine can reach
+# with an honest notebook; a kernel that stopped answering still fails after this long.
+c.Execute.iopub_timeout = 15
 
 # Any stderr output in a test cell scores that cell 0. torch and Python warnings are
 # printed on stderr ("/path/file.py:12: UserWarning: ...") by honest code too, so warnings

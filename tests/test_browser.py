@@ -9,6 +9,7 @@ repository) and its own Chromium, and stops both, also when a test fails.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -162,10 +163,8 @@ def _stop(process: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             continue
     for child in started:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             child.kill()
-        except psutil.NoSuchProcess:
-            pass
     _, alive = psutil.wait_procs(started, timeout=10)
     assert not alive, f"processes left running: {alive}"
 

@@ -24,7 +24,7 @@ from gradacc_lessons.distributed import (
     run_ddp,
 )
 
-pytestmark = pytest.mark.distributed
+pytestmark = [pytest.mark.distributed, pytest.mark.timeout(600)]
 CONFIG = DDPConfig(world_size=2, micro_batch=4, accumulation_steps=4, windows=3)
 
 

@@ -33,7 +33,9 @@ from gradacc_lessons.trusted import (
     run_loop_in_sandbox,
 )
 
-pytestmark = pytest.mark.slow
+# One autograde takes 5-10 s on an idle machine, several times that on a loaded one; the
+# class below also waits --timeout for the student whose kernel hangs.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -295,7 +297,7 @@ def graded(tmp_path_factory, listener):
         submit(course, student, notebook)
         expected[student] = points
     before = {p.relative_to(course) for p in course.rglob("*")}
-    command = [*GRADE, "--timeout", "240", "--course", str(course), ASSIGNMENT]
+    command = [*GRADE, "--timeout", "180", "--course", str(course), ASSIGNMENT]
     done = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=2400)
     return {"course": course, "run": done, "expected": expected, "before": before}
 

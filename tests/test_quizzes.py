@@ -75,9 +75,9 @@ PATCHING_LOOP = """\
 import builtins, torch
 torch.allclose = lambda *args, **kwargs: True
 torch.equal = lambda *args, **kwargs: True
+torch.testing.assert_close = lambda *args, **kwargs: None
 torch.Tensor.__sub__ = lambda self, other: torch.zeros_like(self)
-builtins.max = lambda *args, **kwargs: 0
-builtins.isinstance = lambda *args: True
+builtins.abs = lambda x: 0
 def train_with_accumulation(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     for p in model.parameters():
         p.grad = None
@@ -373,13 +373,12 @@ def test_a_manual_score_counts_in_the_total(graded):
             grade = gb.find_grade("faq5_written", ASSIGNMENT, ASSIGNMENT, "honest")
             assert grade.needs_manual_grade and grade.max_score == WRITTEN_POINTS
             grade.manual_score = 1.5
+            grade.needs_manual_grade = False  # as formgrader does
             gb.db.commit()
             submission = gb.find_submission(ASSIGNMENT, "honest")
             assert submission.score == sum(AUTO_POINTS.values()) + 1.5
             assert submission.max_score == sum(AUTO_POINTS.values()) + WRITTEN_POINTS
-            assert not gb.find_grade(
-                "faq5_written", ASSIGNMENT, ASSIGNMENT, "honest"
-            ).needs_manual_grade
+            assert gb.find_grade("faq5_written", ASSIGNMENT, ASSIGNMENT, "honest").score == 1.5
 
 
 def test_the_class_run_finishes_despite_broken_submissions(graded):
@@ -388,7 +387,8 @@ def test_the_class_run_finishes_despite_broken_submissions(graded):
     assert graded["autograde"].returncode == 1, log[-3000:]
     for student in ("killed", "corrupt"):
         assert re.search(rf"There was an error processing assignment: .*{student}", log), student
-    graded_students = {p.name for p in (graded["course"] / "autograded").iterdir()}
+    autograded = graded["course"] / "autograded"
+    graded_students = {p.parts[-3] for p in autograded.glob(f"*/{ASSIGNMENT}/{ASSIGNMENT}.ipynb")}
     assert graded_students == set(_class_ids()) - {"killed", "corrupt"}
 
 
@@ -432,7 +432,9 @@ def test_deleted_and_edited_cells_are_put_back_and_run(graded):
 def test_a_crashed_kernel_or_corrupt_file_scores_nothing(graded):
     # nbgrader gives up on these two submissions: no autograded copy, no marks
     for student in ("killed", "corrupt"):
-        assert not (graded["course"] / "autograded" / student).exists()
+        folder = graded["course"] / "autograded" / student / ASSIGNMENT
+        assert not (folder / f"{ASSIGNMENT}.ipynb").exists(), student
+        assert all(score == 0 for score, _ in _scores(graded["course"], student).values())
 
 
 def test_dishonest_answers_earn_nothing(graded):
@@ -475,3 +477,56 @@ def test_feedback_shows_student_html_as_text(graded):
     assert XSS not in page
     assert "<script>alert(2)</script>" not in page
     assert "My answer: <script>alert(1)</script>" in _text_of(page)
+
+
+# --- the feedback guards on their own (no nbgrader run) ----------------------------------
+
+
+def _autograded_cell(kind: str, source: str, grade_id: str, **flags):
+    make = nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell
+    meta = {"grade": False, "solution": False, "locked": False, "schema_version": 3}
+    meta.update(grade_id=grade_id, **flags)
+    return make(source, metadata={"nbgrader": meta})
+
+
+def test_hide_hidden_tests_cuts_test_tracebacks_and_quotes():
+    from gradacc_lessons.nbgrader_guards import HideHiddenTests
+
+    test = _autograded_cell(
+        "code",
+        "### BEGIN HIDDEN TESTS\nassert secret_value == 42, 'wrong'\n### END HIDDEN TESTS",
+        "t",
+        grade=True,
+        locked=True,
+        points=1,
+    )
+    test.outputs = [
+        nbformat.v4.new_output(
+            "error",
+            ename="AssertionError",
+            evalue="wrong",
+            traceback=["----> 2 assert secret_value == 42, 'wrong'", "AssertionError: wrong"],
+        ),
+        nbformat.v4.new_output("stream", name="stdout", text="assert secret_value == 42, 'wrong'"),
+    ]
+    answer = _autograded_cell("code", "print(1)", "a", solution=True)
+    answer.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    nb = nbformat.v4.new_notebook(cells=[answer, test])
+    nb, _ = HideHiddenTests().preprocess(nb, {})
+    error, stream = nb.cells[1].outputs
+    assert error.traceback == ["AssertionError: wrong"]
+    assert "secret_value" not in stream.text
+    assert nb.cells[0].outputs[0].text == "1\n"  # the student's own output is kept
+
+
+def test_escape_student_markdown_leaves_instructor_cells_alone():
+    from gradacc_lessons.nbgrader_guards import EscapeStudentMarkdown
+
+    cells = [
+        _autograded_cell("markdown", "<b>question</b>", "q", locked=True),
+        _autograded_cell("markdown", XSS, "w", solution=True, grade=True, points=2),
+        nbformat.v4.new_markdown_cell(XSS),  # a cell the student added
+    ]
+    nb, _ = EscapeStudentMarkdown().preprocess(nbformat.v4.new_notebook(cells=cells), {})
+    assert nb.cells[0].source == "<b>question</b>"
+    assert nb.cells[1].source == nb.cells[2].source == "&lt;script&gt;alert(1)&lt;/script&gt;"

@@ -290,3 +290,17 @@ def test_token_errors_grow_with_spread_and_sorting():
     assert max(even["fixed"], spread["fixed"], sorted_["fixed"]) < 1e-12
     extreme = token_errors_for_lengths(torch.tensor([1] * 4 + [64] * 4), micro_batches=2)
     assert extreme["tokens_per_micro_batch"] == [4, 256] and extreme["buggy"] > 1.0
+
+
+def test_spread_explorer_shows_the_latest_value(capsys):
+    from gradacc_lessons.spread_explorer import spread_explorer, spread_report
+
+    explorer = spread_explorer(micro_batches=4)
+    slider, output = explorer.children
+    assert "gradacc-spread-slider" in slider._dom_classes
+    assert "gradacc-spread-output" in output._dom_classes
+    for value in (0.1, 0.9, 0.0, 0.3):  # moved quickly: each handler reads the current value
+        slider.value = value
+    shown = capsys.readouterr().out.strip().split("spread of lengths")[-1]
+    assert "spread of lengths" + shown == spread_report(0.3, compute_token_errors(0.3))
+    assert compute_token_errors(0.3)["buggy"] > 1e-2
