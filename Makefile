@@ -31,6 +31,11 @@ test: $(STAMP)
 	$(BIN)/ruff format --check .
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest
 
+## browser: only the real-browser tests (JupyterLab in Chromium); screenshots in test-artifacts/
+.PHONY: browser
+browser: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -m browser
+
 ## course: execute every lesson headless and render it to HTML under site/
 course: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m gradacc_lessons.course notebooks site

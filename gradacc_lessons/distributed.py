@@ -153,7 +153,11 @@ def token_mean_gradients(config: DDPConfig) -> dict[str, torch.Tensor]:
 
 @dataclass
 class AllReduceCounter:
-    """Counts the gradient all-reduces that DDP launches (one per bucket of gradients)."""
+    """Counts the gradient all-reduces that DDP launches (one per bucket of gradients).
+
+    >>> AllReduceCounter()
+    AllReduceCounter(calls=0, elements=0)
+    """
 
     calls: int = 0
     elements: int = 0

@@ -190,7 +190,9 @@ def _record(course: Path, assignment: str, student: str, status: str, checks) ->
                 outcome.status = "failed: nbgrader recorded no submission"
             return outcome
         for notebook in submission.notebooks:
-            path = course / "submitted" / student / assignment / f"{notebook.name}.ipynb"
+            # nbgrader's autograded copy holds the cells as they ran: locked and test cells
+            # put back from the source, the student's own cells as submitted.
+            path = course / "autograded" / student / assignment / f"{notebook.name}.ipynb"
             cells, sources = _read_cells(path)
             for grade in notebook.grades:
                 if grade.cell.cell_type != "code" or grade.auto_score is None:
@@ -198,8 +200,8 @@ def _record(course: Path, assignment: str, student: str, status: str, checks) ->
                 check = next((c for c in checks if c.grade_id == grade.name), None)
                 if not outcome.ok:
                     trusted, why = 0.0, "submission failed"
-                elif check is None:
-                    continue
+                elif check is None or grade.auto_score == 0:
+                    continue  # nothing to re-check, or nothing a re-check could take back
                 else:
                     passed, why = check.run(cells, sources)
                     trusted = grade.max_score if passed else 0.0

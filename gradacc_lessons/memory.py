@@ -112,14 +112,17 @@ def measure_training_memory(
 ) -> MemoryReport:
     """Measure the peak memory of one training step on `inputs` split into `micro_batches`.
 
-    The step (each micro-batch copied in, as a data loader would hand it over, its
-    forward and backward, then `optimizer.step()`) runs
-    on deep copies of the model and the optimizer, under a forked random state: the
-    model, its gradients, the optimizer's state and the random stream are left exactly
-    as they were. The copy needs room for a second model and optimizer. The measured
-    step is a steady one: if the optimizer has no state yet, the copy first takes a
-    step with zero gradients to create it, because from the second step of training
-    on the optimizer state lives beside the activations and gradients.
+    The step copies each micro-batch in (as a data loader would hand it over), runs its
+    forward and backward, then `optimizer.step()`. The peak comes from the CUDA caching
+    allocator on a GPU and from the profiler's allocation events on the CPU (see the
+    module's docstring); the batch you pass in, held before the step, is not counted.
+
+    It runs on deep copies of the model and the optimizer, under a forked random state:
+    your model, its gradients, the optimizer's state and the random stream are left as
+    they were (the copies need room for a second model and optimizer). The step is a
+    steady one: an optimizer without state first takes a step with zero gradients on
+    the copy, because from the second step of training on its state lives beside the
+    activations and gradients.
 
     >>> model = torch.nn.Linear(10, 2)
     >>> opt = torch.optim.Adam(model.parameters())
@@ -136,16 +139,19 @@ def measure_training_memory(
     counter = _SavedTensorCounter(model)
     parameter_bytes = _bytes(model.parameters())
     start_bytes = parameter_bytes + optimizer_state_bytes(optimizer)
-    with torch.random.fork_rng(devices=_rng_devices(device)), _peak_tracker(device) as peak:
-        for x, y in chunks:
-            _forward_backward(model, loss_fn, x, y, len(x) / len(inputs), counter)
-        gradient_bytes = _bytes(p.grad for p in model.parameters() if p.grad is not None)
-        optimizer.step()
+    with torch.random.fork_rng(devices=_rng_devices(device)):
+        if device.type == "cuda":
+            _warm_up(model, loss_fn, *chunks[0])
+        with _peak_tracker(device) as peak:
+            for x, y in chunks:
+                _forward_backward(model, loss_fn, x, y, len(x) / len(inputs), counter)
+            gradient_bytes = _bytes(p.grad for p in model.parameters() if p.grad is not None)
+            optimizer.step()
     floor = parameter_bytes + gradient_bytes + optimizer_state_bytes(optimizer)
-    measured = start_bytes + peak["bytes"] if peak["bytes"] is not None else None
+    # Without allocator figures (MPS), the peak is the sum of the parts.
+    region = peak["bytes"]
     return MemoryReport(
-        # Without allocator figures (MPS), the peak is the sum of the parts.
-        peak_bytes=measured if measured is not None else floor + counter.largest,
+        peak_bytes=floor + counter.largest if region is None else start_bytes + region,
         parameter_bytes=parameter_bytes,
         gradient_bytes=gradient_bytes,
         optimizer_bytes=optimizer_state_bytes(optimizer),
@@ -155,6 +161,13 @@ def measure_training_memory(
         micro_batch_size=len(chunks[0][0]),
         micro_batches=len(chunks),
     )
+
+
+def _warm_up(model: nn.Module, loss_fn: Callable, x: torch.Tensor, y: torch.Tensor) -> None:
+    # A GPU library allocates its workspaces (cuBLAS, cuDNN) on first use and keeps them:
+    # pay that before measuring, so that every measurement starts from the same state.
+    _scalar_loss(loss_fn, model(x), y).backward()
+    model.zero_grad(set_to_none=True)
 
 
 def _forward_backward(model, loss_fn, x, y, weight: float, counter) -> None:

@@ -48,6 +48,8 @@ def plot_memory_breakdown(
 ):
     """Stacked bars of the measured parts per micro-batch size, the measured peak, the model.
 
+    The grey part on top is what the peak holds beyond the four parts (temporaries).
+
     >>> from gradacc_lessons.memory import MemoryReport
     >>> r = MemoryReport(900, 100, 100, 200, 300, "cpu", "test", micro_batch_size=4)
     >>> fig, ax = plot_memory_breakdown([r], [r])
@@ -64,6 +66,9 @@ def plot_memory_breakdown(
         heights = [getattr(r, part) / scale for r in measured]
         ax.bar(places, heights, 0.6, bottom=bottom, color=colour, hatch=hatch, label=LABELS[part])
         bottom = [b + h for b, h in zip(bottom, heights)]
+    others = [r.other_bytes / scale for r in measured]  # what the peak holds beyond the parts
+    ax.bar(places, others, 0.6, bottom=bottom, color="lightgray", hatch="xx",
+           label="temporaries")  # fmt: skip
     peaks = [r.peak_bytes / scale for r in measured]
     ax.plot(places, peaks, "k-o", label="measured peak")
     if modelled is not None:

@@ -9,7 +9,9 @@ from 1 to the effective batch is therefore possible, not only its divisors.
 How the plan is found: the peak of one window is measured (`measure_training_memory`)
 for a micro-batch of 1 sample and for the whole effective batch; a straight line
 between them proposes the largest micro-batch under the budget; measurements then
-confirm it: it fits, and the next larger micro-batch does not.
+confirm it (it fits, and the next larger micro-batch does not) or, when the line was
+wrong, halve the interval until they do. On a GPU, a micro-batch that runs out of
+device memory counts as one that does not fit.
 """
 
 from __future__ import annotations
@@ -75,25 +77,24 @@ def plan_accumulation(
     """
     _check_plan_arguments(sample_inputs, sample_targets, effective_batch, memory_budget)
 
-    known: dict[int, MemoryReport] = {}
+    known: dict[int, MemoryReport | None] = {}  # None: the device ran out of memory
 
-    def peak(size: int) -> int:
+    def peak(size: int) -> float:
         if size not in known:
             known[size] = _measure_window(
                 model, optimizer, loss_fn, sample_inputs, sample_targets, size, effective_batch
             )
-        return known[size].peak_bytes
+        report = known[size]
+        return math.inf if report is None else report.peak_bytes
 
     if peak(1) > memory_budget:
         raise ValueError(_too_small_message(memory_budget, known[1]))
     sizes = _micro_batch_sizes(effective_batch)  # ascending
-    index = _first_guess(sizes, peak(1), peak(effective_batch), memory_budget)
-    # Walk from the guess to a size that fits while the next larger one does not.
-    while peak(sizes[index]) > memory_budget:
-        index -= 1  # size 1 fits, so this stops
-    while index + 1 < len(sizes) and peak(sizes[index + 1]) <= memory_budget:
-        index += 1
-    size = sizes[index]
+    if peak(effective_batch) <= memory_budget:
+        size = effective_batch
+    else:
+        guess = _first_guess(sizes, peak(1), peak(effective_batch), memory_budget)
+        size = sizes[_largest_fitting(len(sizes), lambda i: peak(sizes[i]) <= memory_budget, guess)]
     report = known[size]
     return AccumulationPlan(
         micro_batch_size=size,
@@ -105,11 +106,30 @@ def plan_accumulation(
     )
 
 
-def _first_guess(sizes: list[int], peak_one: int, peak_all: int, budget: float) -> int:
+def _first_guess(sizes: list[int], peak_one: float, peak_all: float, budget: float) -> int:
     """Index of the largest size under the budget on the line through the two measured peaks."""
+    if math.isinf(peak_all):  # the whole batch ran out of memory: no line, halve instead
+        return len(sizes) // 2
     slope = (peak_all - peak_one) / max(sizes[-1] - 1, 1)
     guess = sizes[-1] if slope <= 0 else 1 + (budget - peak_one) / slope
     return max(i for i, s in enumerate(sizes) if s <= max(1, guess))
+
+
+def _largest_fitting(count: int, fits: Callable[[int], bool], guess: int) -> int:
+    """The largest index that fits, knowing that index 0 fits and index count - 1 does not.
+
+    Tries the guess and its neighbours first, then halves the interval.
+
+    >>> _largest_fitting(100, lambda i: i <= 41, guess=40)
+    41
+    """
+    low, high = 0, count - 1  # low fits, high does not
+    probes = [guess, guess + 1, guess - 1]
+    while high - low > 1:
+        probe = probes.pop(0) if probes else (low + high) // 2
+        if low < probe < high:
+            low, high = (probe, high) if fits(probe) else (low, probe)
+    return low
 
 
 def _micro_batch_sizes(effective_batch: int) -> list[int]:
@@ -123,8 +143,10 @@ def _micro_batch_sizes(effective_batch: int) -> list[int]:
 
 def _measure_window(
     model, optimizer, loss_fn, sample_inputs, sample_targets, size: int, effective_batch: int
-) -> MemoryReport:
+) -> MemoryReport | None:
     """The peak of a window's first two micro-batches of `size` samples (one if that is all).
+
+    None when the device runs out of memory.
 
     Later micro-batches repeat the second one's pattern (gradients already exist and
     the new ones are added to them), so two stand for a window of any length.
@@ -132,12 +154,23 @@ def _measure_window(
     steps = min(2, math.ceil(effective_batch / size))
     inputs = _repeat(sample_inputs, steps * size)
     targets = _repeat(sample_targets, steps * size)
-    return measure_training_memory(model, optimizer, loss_fn, inputs, targets, steps)
+    try:
+        return measure_training_memory(model, optimizer, loss_fn, inputs, targets, steps)
+    except torch.cuda.OutOfMemoryError:
+        # On a GPU, the whole effective batch often does not fit at all: that is a
+        # measurement too ("does not fit"), not a failure of the planner.
+        return None
 
 
-def _too_small_message(memory_budget: float, smallest: MemoryReport) -> str:
+def _too_small_message(memory_budget: float, smallest: MemoryReport | None) -> str:
     def size(n: float) -> str:
         return f"{int(n):,} bytes ({n / MiB:.3f} MiB)"
+
+    if smallest is None:
+        return (
+            f"memory_budget={size(memory_budget)} cannot be planned: even a micro-batch of 1 "
+            f"sample runs out of the device's memory; use a smaller model or a larger device"
+        )
 
     return (
         f"memory_budget={size(memory_budget)} is too small: even a micro-batch of 1 sample "

@@ -99,6 +99,8 @@ def time_effective_batch(
 
 def _time_one(model, optimizer, loss_fn, chunks, batch: int, step_each: bool) -> float:
     """Seconds for one pass over `chunks`: accumulated, or stepping after each micro-batch."""
+    device = next(model.parameters()).device
+    _synchronize(device)
     start = time.perf_counter()
     for x, y in chunks:
         loss = _scalar_loss(loss_fn, model(x), y)
@@ -111,7 +113,7 @@ def _time_one(model, optimizer, loss_fn, chunks, batch: int, step_each: bool) ->
     if not step_each:
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
-    _synchronize(next(model.parameters()).device)
+    _synchronize(device)
     return time.perf_counter() - start
 
 

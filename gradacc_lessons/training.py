@@ -129,7 +129,12 @@ def run_shape(name: str, config: TrainingConfig) -> tuple[int, int]:
 
 
 def train_run(name: str, config: TrainingConfig | None = None) -> Curves:
-    """Train the digits MLP the way run `name` does and record its curves."""
+    """Train the digits MLP the way run `name` does and record its curves.
+
+    >>> run = train_run("accumulated", TrainingConfig(epochs=1, train_samples=256))
+    >>> len(run.train_loss), len(run.test_accuracy)  # 256 / 128 steps, one epoch
+    (2, 1)
+    """
     config = config or TrainingConfig()
     micro_batch, accumulation_steps = run_shape(name, config)
     x_train, y_train, x_test, y_test = split_digits(config.train_samples, config.seed, config.dtype)
@@ -184,7 +189,12 @@ def evaluate(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[
 
 
 def train_all(config: TrainingConfig | None = None) -> dict[str, Curves]:
-    """The three runs of lesson 5, by name."""
+    """The three runs of lesson 5, by name.
+
+    >>> runs = train_all(TrainingConfig(epochs=1, train_samples=256))
+    >>> {name: len(run.train_loss) for name, run in runs.items()}
+    {'large batch': 2, 'accumulated': 2, 'small batch': 8}
+    """
     return {name: train_run(name, config) for name in RUNS}
 
 
@@ -207,7 +217,13 @@ class RunDifference:
 
 
 def run_difference(a: Curves, b: Curves) -> RunDifference:
-    """The largest differences between two runs' curves and final parameters."""
+    """The largest differences between two runs' curves and final parameters.
+
+    >>> config = TrainingConfig(epochs=1, train_samples=256, dtype=torch.float64)
+    >>> large, accumulated = train_run("large batch", config), train_run("accumulated", config)
+    >>> run_difference(large, accumulated).parameters < 1e-12
+    True
+    """
     same_steps = len(a.train_loss) == len(b.train_loss)
     return RunDifference(
         train_loss=_max_abs(a.train_loss, b.train_loss) if same_steps else None,
@@ -229,7 +245,14 @@ _LINES = {  # run: (colour, dashes): the accumulated run dashed over the solid l
 
 
 def plot_curves(runs: Sequence[Curves], metric: str = "train_loss", ax=None):
-    """Draw one metric of several runs against epochs; return (fig, ax)."""
+    """Draw one metric of several runs against epochs; return (fig, ax).
+
+    >>> run = train_run("small batch", TrainingConfig(epochs=1, train_samples=256))
+    >>> fig, ax = plot_curves([run])
+    >>> ax.get_xlabel(), ax.get_legend_handles_labels()[1]
+    ('epochs', ['small batch'])
+    >>> import matplotlib.pyplot as plt; plt.close(fig)
+    """
     import matplotlib.pyplot as plt
 
     if metric not in METRICS:

@@ -4,7 +4,7 @@ Hidden tests run in the student's kernel, next to the student's code, which can
 patch anything there (torch, builtins, IPython's input transformers). So after
 nbgrader, the grader checks again from outside:
 
-- a multiple-choice answer is read from the submitted solution cell with `ast`
+- a multiple-choice answer is read from the notebook's code cells with `ast`
   (only one plain string literal assigned to the answer variable counts) and
   compared with the question bank's letter;
 - the coding exercise is run again in a fresh sandboxed process that executes
@@ -64,20 +64,34 @@ def submitted_cells(notebook: dict) -> tuple[Cells, dict[str, list[str]]]:
     return cells, sources
 
 
-def literal_answer(source: str, name: str) -> str | None:
-    """The string that `source` assigns to `name`, if it is one plain literal, else None.
+def literal_answer(sources: list[str], name: str) -> str | None:
+    """The string the notebook's code cells assign to `name`, if it is one plain literal.
 
-    Only a module-level `name = "..."` counts, and nothing else in the cell may
-    rebind the name.
+    Exactly one module-level `name = "..."` in all the cells counts; any other way
+    to bind the name (a second assignment, a call, `globals()["name"]`, `del`, ...)
+    makes the answer unreadable, and then None.
 
-    >>> literal_answer('answer = "B"  # my choice', "answer")
+    >>> literal_answer(['answer = "B"  # my choice', "assert answer"], "answer")
     'B'
-    >>> literal_answer('answer = Fancy("B")', "answer") is None
+    >>> literal_answer(['answer = Fancy("B")'], "answer") is None
     True
     """
+    values = []
+    for source in sources:
+        found = _assignments(source, name)
+        if found is None:
+            return None
+        values += found
+    if len(values) != 1 or not isinstance(values[0], ast.Constant):
+        return None
+    return values[0].value if type(values[0].value) is str else None
+
+
+def _assignments(source: str, name: str) -> list[ast.expr] | None:
+    """Values of the cell's module-level `name = value`; None if it binds `name` otherwise."""
     tree = _parse(source)
     if tree is None:
-        return None
+        return None if name in source else []
     plain = [
         node
         for node in tree.body
@@ -87,27 +101,21 @@ def literal_answer(source: str, name: str) -> str | None:
         and node.targets[0].id == name
     ]
     allowed = {id(node.targets[0]) for node in plain}
-    if len(plain) != 1 or any(
-        _rebinds(node, name) and id(node) not in allowed for node in ast.walk(tree)
-    ):
+    if any(_rebinds(node, name) and id(node) not in allowed for node in ast.walk(tree)):
         return None
-    value = plain[0].value
-    if not isinstance(value, ast.Constant) or type(value.value) is not str:
-        return None
-    return value.value
+    return [node.value for node in plain]
 
 
 def _parse(source: str) -> ast.Module | None:
-    """The cell as Python, IPython magics translated; None if it is not Python."""
-    from IPython.core.inputtransformer2 import TransformerManager
+    """The cell as plain Python; None if it is not (IPython magics, syntax errors).
 
-    for text in (source, None):
-        try:
-            text = text if text is not None else TransformerManager().transform_cell(source)
-            return ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
-    return None
+    A magic can run any text (`%time answer = ...`), so a cell that needs IPython's
+    translation never counts as setting an answer.
+    """
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
 
 
 def _rebinds(node: ast.AST, name: str) -> bool:
@@ -123,41 +131,18 @@ def _rebinds(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Constant) and node.value == name  # globals()["answer_faq1"]
 
 
-def mentions_elsewhere(sources: dict[str, list[str]], own: str, name: str) -> bool:
-    """Does any code cell but the solution cell `own` rebind `name` (or spell it in a string)?
-
-    >>> mentions_elsewhere({"a": ["x = 1"], "b": ["print(x)"]}, "a", "x")
-    False
-    """
-    for grade_id, texts in sources.items():
-        for index, text in enumerate(texts):
-            if grade_id == own and index == 0:
-                continue
-            tree = _parse(text)
-            if tree is None:
-                if name in text:
-                    return True
-            elif any(_rebinds(node, name) for node in ast.walk(tree)):
-                return True
-    return False
-
-
-def multiple_choice(answer_cell: str, variable: str, letter: str) -> Check:
-    """Check that `answer_cell` assigns the right `letter` to `variable`, by reading it."""
+def multiple_choice(grade_id: str, variable: str, letter: str) -> Check:
+    """Check, by reading the code cells, that the notebook sets `variable` to `letter`."""
 
     def run(cells: Cells, sources: dict[str, list[str]]) -> tuple[bool, str]:
-        if len(sources.get(answer_cell, [])) != 1 or answer_cell not in cells:
-            return False, f"no single code cell {answer_cell}"
-        given = literal_answer(cells[answer_cell], variable)
+        given = literal_answer([text for texts in sources.values() for text in texts], variable)
         if given is None:
-            return False, f"{variable} is not one plain string literal"
-        if mentions_elsewhere(sources, answer_cell, variable):
-            return False, f"{variable} is also set outside {answer_cell}"
+            return False, f"{variable} is not set once to a plain string literal"
         if given.strip().upper() != letter:
             return False, f"{variable} = {given!r} is not the right answer"
         return True, "right answer"
 
-    return Check(answer_cell.replace("_answer", "_test"), run)
+    return Check(grade_id, run)
 
 
 def loop_exercise(
@@ -240,8 +225,6 @@ def compare_loop_results(results: dict, seed: int) -> tuple[bool, str]:
         got = case.get("parameters") if isinstance(case, dict) else None
         if not isinstance(got, dict) or set(got) != set(reference):
             return False, f"case {index}: no parameters ({str(case)[:200]})"
-        if case.get("max_forward") != _loop_cases.MICRO_BATCH:
-            return False, f"case {index}: the model did not see one micro-batch at a time"
         for name, expected in reference.items():
             try:
                 value = torch.tensor(got[name], dtype=torch.float64)
@@ -253,6 +236,8 @@ def compare_loop_results(results: dict, seed: int) -> tuple[bool, str]:
                 (value - expected).abs().max() <= 1e-9 * max(scale, 1.0)
             ):
                 return False, f"case {index} ({_loop_cases.case_shapes(seed)[index]}): {name} wrong"
+        if case.get("max_forward") != _loop_cases.MICRO_BATCH:
+            return False, f"case {index}: the model did not see one micro-batch at a time"
     return True, "matches the reference"
 
 
@@ -265,7 +250,6 @@ def checks_for(assignment: str, limits: Limits | None = None, sandbox: bool = Tr
     if assignment != "gradacc_faq":
         return []
     checks = [
-        multiple_choice(f"faq{q.faq}_answer", f"answer_faq{q.faq}", q.letter)
-        for q in faq_questions()
+        multiple_choice(f"faq{q.faq}_test", f"answer_faq{q.faq}", q.letter) for q in faq_questions()
     ]
     return [*checks, loop_exercise(limits=limits, sandbox=sandbox)]

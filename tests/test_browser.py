@@ -9,7 +9,9 @@ repository) and its own Chromium, and stops both, also when a test fails.
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import io
 import json
 import os
 import re
@@ -23,9 +25,11 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import psutil
 import pytest
+from PIL import Image
 from playwright.sync_api import Page, expect, sync_playwright
 
 from gradacc_lessons.questions import Question, questions_for
@@ -67,8 +71,9 @@ class Explorer:
     notebook: str
     slider: str  # CSS class of the slider
     output: str  # CSS class of the output that follows it
-    says: str  # the output's text for the slider's readout value, a format with {value}
+    says: str  # what the output says for the slider's value: a format with {value}
     plots: int  # how many plots the output shows at any value
+    parse: Callable[[str], object] = str  # the slider's readout text -> the {value} to format
 
 
 EXPLORERS = [
@@ -85,6 +90,14 @@ EXPLORERS = [
         "gradacc-spread-output",
         says="spread of lengths {value}:",
         plots=0,
+    ),
+    Explorer(
+        "04_peak_memory.ipynb",
+        "gradacc-budget-slider",
+        "gradacc-budget-output",
+        says="budget {value:.3f} MiB",
+        plots=0,
+        parse=float,
     ),
 ]
 
@@ -349,7 +362,7 @@ def _output_state(output) -> tuple[str, tuple[str, ...]] | None:
     return None if None in images else (text, tuple(images))
 
 
-def _settle(page: Page, output, quiet_s: float = 1.5, timeout_s: float = 60) -> tuple:
+def _settle(page: Page, output, quiet_s: float = 1.0, timeout_s: float = 60) -> tuple:
     """The output once the kernel is idle and the output stayed unchanged for quiet_s."""
     deadline = time.monotonic() + timeout_s
     last, since = None, time.monotonic()
@@ -412,12 +425,23 @@ def assert_explorer_follows_its_slider(tab: Tab, explorer: Explorer, stem: str) 
     tab.mark(f"{explorer.slider}: fast steps back")
 
 
+def _is_blank(src: str) -> bool:
+    """Whether an image (a data: URL) has a single colour, e.g. a fully transparent plot."""
+    image = Image.open(io.BytesIO(base64.b64decode(src.split(",", 1)[1]))).convert("RGBA")
+    low, high = zip(*image.getextrema())
+    return low == high or high[3] == 0
+
+
 def _assert_says(explorer: Explorer, value: str, state: tuple[str, tuple[str, ...]]) -> None:
     """The output states the slider's value, raised nothing and shows its plots once."""
     text, images = state
     assert "Traceback" not in text, f"the explorer raised:\n{text}"
-    assert explorer.says.format(value=value) in text, f"slider at {value}, output:\n{text}"
+    assert explorer.says.format(value=explorer.parse(value)) in text, (
+        f"slider at {value}, output:\n{text}"
+    )
     assert len(images) == explorer.plots, f"{len(images)} plots shown, {explorer.plots} expected"
+    blank = [i for i, src in enumerate(images) if _is_blank(src)]
+    assert not blank, f"slider at {value}: plot(s) {blank} of the output are blank images"
 
 
 def assert_no_console_errors(tab: Tab) -> None:

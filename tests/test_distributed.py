@@ -7,11 +7,14 @@ computed here, in one process, without the package's own loops.
 
 from __future__ import annotations
 
+import socket
+
 import psutil
 import pytest
 import torch
 from torch.nn import functional as F
 
+from gradacc_lessons import distributed
 from gradacc_lessons.distributed import (
     IGNORE_INDEX,
     SYNC_MODES,
@@ -62,6 +65,18 @@ def test_a_run_past_its_timeout_is_killed_and_reported():
     with pytest.raises(TimeoutError, match="timeout_s"):
         run_ddp(CONFIG, timeout_s=0.3)  # importing torch alone takes longer
     assert _ddp_children() == [], "run_ddp left processes behind after a time-out"
+
+
+def test_a_failing_process_stops_the_run_and_the_others_are_killed(monkeypatch):
+    # Hold the port that rank 0 must listen on: rank 0 fails at once, while rank 1 keeps
+    # waiting for it. run_ddp must report rank 0's error and kill rank 1.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        monkeypatch.setattr(distributed, "free_port", lambda: taken.getsockname()[1])
+        with pytest.raises(RuntimeError, match="DDP process 0 exited with code"):
+            run_ddp(CONFIG, timeout_s=120)
+    assert _ddp_children() == [], "run_ddp left processes behind after a failure"
 
 
 @pytest.mark.parametrize("rank", [0, 1])

@@ -26,12 +26,7 @@ import pytest
 
 from gradacc_lessons.questions import faq_questions
 from gradacc_lessons.sandbox import Limits, bwrap_command, give_to_sandbox
-from gradacc_lessons.trusted import (
-    compare_loop_results,
-    literal_answer,
-    mentions_elsewhere,
-    run_loop_in_sandbox,
-)
+from gradacc_lessons.trusted import compare_loop_results, literal_answer, run_loop_in_sandbox
 
 # One autograde takes 5-10 s on an idle machine, several times that on a loaded one; the
 # class below also waits --timeout for the student whose kernel hangs.
@@ -154,8 +149,8 @@ import builtins, torch
 torch.allclose = lambda *args, **kwargs: True
 torch.equal = lambda *args, **kwargs: True
 torch.Tensor.__sub__ = lambda self, other: torch.zeros(())
-builtins.isinstance = lambda *args: True
-builtins.max = lambda *args, **kwargs: 0.0
+builtins.abs = lambda value: 0.0 * value
+builtins.sum = lambda *args, **kwargs: 0.0
 """
 
 BLANK = """
@@ -435,16 +430,16 @@ def test_grading_refuses_without_bwrap(tmp_path):
     ],
 )
 def test_multiple_choice_answers_are_read_as_plain_literals(source, expected):
-    assert literal_answer(source, "answer_faq1") == expected
+    assert literal_answer(["import torch", source], "answer_faq1") == expected
 
 
 def test_an_answer_rebound_in_another_cell_does_not_count():
-    assert mentions_elsewhere(
-        {"a": ['answer_faq1 = "B"'], "#cell3": ["answer_faq1 = X()"]}, "a", "answer_faq1"
-    )
-    assert not mentions_elsewhere(
-        {"a": ['answer_faq1 = "B"'], "t": ["assert answer_faq1"]}, "a", "answer_faq1"
-    )
+    right = 'answer_faq1 = "B"'
+    assert literal_answer([right, "assert answer_faq1 == 'B'"], "answer_faq1") == "B"
+    assert literal_answer([right, "answer_faq1 = _Yes()"], "answer_faq1") is None
+    assert literal_answer([right, "for answer_faq1 in 'AB': pass"], "answer_faq1") is None
+    assert literal_answer([right, "%time answer_faq1 = 'C'"], "answer_faq1") is None
+    assert literal_answer(["x = 1", "x = 2"], "answer_faq1") is None  # never set
 
 
 RIGHT_LOOP = """

@@ -346,3 +346,11 @@ def test_reports_read_well():
     for word in ("peak", "parameters", "gradients", "optimizer", "activations", "profiler"):
         assert word in html
     assert f"{report.peak_bytes:,}" in html
+
+
+def test_devices_without_peak_statistics_fall_back_to_the_sum_of_the_parts():
+    # Apple's MPS has no peak statistics: the tracker reports none, and the report's peak
+    # is then parameters + gradients + optimizer state + activations.
+    with memory._peak_tracker(torch.device("mps")) as peak:
+        pass
+    assert peak["bytes"] is None and "no peak statistics" in peak["method"]

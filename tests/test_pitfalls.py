@@ -241,3 +241,23 @@ def test_loops_are_short():
     assert len(loops) == 10
     for loop in loops:
         assert len(inspect.getsource(loop).splitlines()) <= 20, loop.__name__
+
+
+@pytest.mark.parametrize("loop", [pitfalls.weight_by_samples_loop, pitfalls.divide_by_n_loop])
+def test_loops_train_like_the_full_batch_with_a_real_optimizer(loop):
+    """With SGD and momentum: the fix trains exactly like one batch per window, the bug does not."""
+    model, micro_batches = problem([24, 24, 16, 10, 30, 24], torch.float64)
+    reference = MLP(20, 4, hidden=32).double()
+    reference.load_state_dict(model.state_dict())
+    ref_opt = torch.optim.SGD(reference.parameters(), lr=0.5, momentum=0.9)
+    for start in (0, 3):  # by hand: one batch per window
+        window = micro_batches[start : start + 3]
+        x, y = torch.cat([x for x, _ in window]), torch.cat([y for _, y in window])
+        ref_opt.zero_grad()
+        F.cross_entropy(reference(x), y).backward()
+        ref_opt.step()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+    loop(model, optimizer, F.cross_entropy, micro_batches, 3)
+    trained = dict(model.named_parameters())
+    close = matches(dict(reference.named_parameters()), trained, torch.float64)
+    assert close == (loop is pitfalls.weight_by_samples_loop)

@@ -7,6 +7,7 @@ import pytest
 import torch
 from torch import nn
 
+import gradacc_lessons.planner as planner
 from gradacc_lessons.accumulate import split_batch
 from gradacc_lessons.memory import measure_training_memory
 from gradacc_lessons.planner import plan_accumulation
@@ -154,3 +155,41 @@ def test_the_plan_reads_well():
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     plan = plan_accumulation(model, opt, nn.CrossEntropyLoss(), x, y, 16, 2**30)
     assert repr(plan).startswith("AccumulationPlan(micro_batch_size=16, accumulation_steps=1")
+
+
+@pytest.mark.parametrize("answer", [0, 1, 17, 48, 98])
+def test_the_search_finds_the_largest_fitting_size_from_any_guess(answer):
+    for guess in range(0, 100, 7):
+        probed = []
+
+        def fits(i, probed=probed):
+            probed.append(i)
+            return i <= answer
+
+        assert planner._largest_fitting(100, fits, guess) == answer
+        assert len(probed) <= 3 + math.ceil(math.log2(100)), (guess, probed)
+
+
+def test_a_size_that_runs_out_of_gpu_memory_does_not_fit(monkeypatch):
+    # No GPU here: stand in for one whose memory holds at most 40 samples per window.
+    real = planner.measure_training_memory
+
+    def small_gpu(model, optimizer, loss_fn, inputs, targets, micro_batches):
+        if len(inputs) > 40:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory")
+        return real(model, optimizer, loss_fn, inputs, targets, micro_batches)
+
+    monkeypatch.setattr(planner, "measure_training_memory", small_gpu)
+    model = conv_net(4)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = samples(model, 2)
+    plan = plan_accumulation(model, opt, nn.CrossEntropyLoss(), x, y, 64, 2**40)
+    # Two micro-batches of at most 20 samples fit: 64 = 16 x 4 (22 x 3 would not).
+    assert (plan.micro_batch_size, plan.accumulation_steps) == (16, 4)
+
+    def no_gpu_memory(*arguments):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory")
+
+    monkeypatch.setattr(planner, "measure_training_memory", no_gpu_memory)
+    with pytest.raises(ValueError, match="runs out of the device's memory"):
+        plan_accumulation(model, opt, nn.CrossEntropyLoss(), x, y, 64, 2**40)

@@ -182,8 +182,15 @@ def _class(release, source) -> dict:
     students["wrong_loop"] = _submission(
         release, source, loop_answer=WRONG_LOOP, faq5_written=f"My answer: {XSS}"
     )
-    students["syntax"] = _submission(release, source, faq2_answer='answer_faq2 = "C')
-    students["hang"] = _submission(release, source, faq4_answer="while True:\n    pass")
+    honest_loop = _strip_delimiters(_cells(source)["loop_answer"].source)
+    students["broken"] = _submission(
+        release,
+        source,
+        faq2_answer='answer_faq2 = "C',
+        faq4_answer="while True:\n    pass",
+        # an honest loop that warns on stderr while the test runs it: IgnorePattern's case
+        loop_answer=f"import warnings\n{honest_loop}\n    warnings.warn('careful', UserWarning)",
+    )
     students["killed"] = _submission(
         release, source, faq1_answer="import os\nos.kill(os.getpid(), 9)"
     )
@@ -322,11 +329,12 @@ def test_release_has_no_solution_no_hidden_test_no_rubric(generated, release, so
     assert len(hidden) > 30  # the loop test's lines, the right letters of the MC tests
     for line in hidden:
         assert line not in text, f"hidden test line in the release: {line}"
+    release_lines = {line.strip() for line in text.split("\n")}
     for gid, cell in _cells(source).items():
         if cell.metadata["nbgrader"]["solution"] and gid != "faq5_written":
             solution = cell.source.split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
             for line in solution.strip().split("\n"):
-                assert line.strip() not in text, f"solution line of {gid} in the release"
+                assert line.strip() not in release_lines, f"solution line of {gid} in the release"
     assert _cells(release)["faq5_written"].source == "YOUR ANSWER HERE"
     assert _cells(release)["setup"].source == _cells(source)["setup"].source
     assert sorted(p.name for p in (generated / "release" / ASSIGNMENT).iterdir()) == [
@@ -394,7 +402,7 @@ def test_the_class_run_finishes_despite_broken_submissions(graded):
 
 def _class_ids() -> list[str]:
     return ["honest", "blank", *(f"wrong_{q}" for q in [*MC_IDS, "loop"]),
-            "syntax", "hang", "killed", "tampered", "cheater", "corrupt"]  # fmt: skip
+            "broken", "killed", "tampered", "cheater", "corrupt"]  # fmt: skip
 
 
 def test_nothing_submitted_is_lost(graded, release, source):
@@ -408,8 +416,9 @@ def test_nothing_submitted_is_lost(graded, release, source):
 @pytest.mark.parametrize(
     ("student", "lost"),
     [
-        ("syntax", {"faq2_test"}),  # the cell with the syntax error only
-        ("hang", {"faq4_test"}),  # interrupted at Execute.timeout, the rest still runs
+        # a syntax error (faq2), an endless loop (faq4, interrupted at Execute.timeout), and a
+        # warning printed on stderr by an honest loop while its test runs (no loss)
+        ("broken", {"faq2_test", "faq4_test"}),
         ("tampered", {"faq1_test", "faq2_test", "faq3_test"}),
     ],
 )
@@ -459,7 +468,9 @@ def test_feedback_is_generated_for_every_graded_student(graded):
 @pytest.mark.parametrize("student", ["honest", "blank", "wrong_loop", "tampered", "cheater"])
 def test_feedback_shows_no_hidden_test(graded, source, student):
     page = _text_of(_feedback(graded, student))
-    for line in _hidden_lines(source):
+    submitted = graded["course"] / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    own = "\n".join(cell.source for cell in nbformat.read(submitted, as_version=4).cells)
+    for line in _hidden_lines(source) - {line.strip() for line in own.split("\n")}:
         assert line not in page, f"hidden test line in {student}'s feedback: {line}"
     assert "Rubric" not in page
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gradacc_lessons import selfcheck
-from gradacc_lessons.questions import QUESTIONS, Question, faq_questions, question
+from gradacc_lessons.questions import QUESTIONS, Question, faq_questions, question, questions_for
 from gradacc_lessons.selfcheck import (
     build_quiz,
     feedback_text,
@@ -23,6 +23,8 @@ from gradacc_lessons.selfcheck import (
     self_check,
     self_study_questions,
 )
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 
 Q = Question(
     id="t_demo",
@@ -94,10 +96,27 @@ def test_self_study_covers_the_faq_in_order_then_every_other_question_once():
     assert [q.lesson for q in quiz[5:]] == sorted(q.lesson for q in quiz[5:])
 
 
-def test_every_lesson_that_has_questions_has_at_least_one_of_its_own():
-    lessons = {q.lesson for q in QUESTIONS}
-    assert 1 in lessons
-    assert len({q.id for q in QUESTIONS}) == len(QUESTIONS), "question ids must be unique"
+LESSON_CHECK = (
+    "from gradacc_lessons.questions import questions_for\n"
+    "from gradacc_lessons.selfcheck import self_check\n\n"
+    "self_check(questions_for(lesson={n}))"
+)
+
+
+@pytest.mark.parametrize("path", sorted(NOTEBOOKS.glob("0[1-6]_*.ipynb")), ids=lambda p: p.name[:2])
+def test_every_lesson_ends_with_a_self_check_of_its_own_questions(path):
+    import nbformat
+
+    lesson = int(path.name[:2])
+    code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    assert code[-1].source.strip() == LESSON_CHECK.format(n=lesson)
+    assert questions_for(lesson), f"lesson {lesson} has no questions in the bank"
+
+
+def test_question_ids_are_unique_and_say_their_lesson():
+    assert len({q.id for q in QUESTIONS}) == len(QUESTIONS)
+    for q in QUESTIONS:
+        assert q.faq is not None or q.id.startswith(f"l{q.lesson}_"), q.id
 
 
 # --- the widgets, driven from Python (the browser suite drives them in Chromium) ---
@@ -218,7 +237,7 @@ def test_quiz_notebook_runs_headless_and_shows_the_widget_with_a_text_fallback()
     from gradacc_lessons.colab import SETUP_CELL
     from gradacc_lessons.course import execute_notebook
 
-    path = Path(__file__).resolve().parent.parent / "notebooks" / "07_self_study_quiz.ipynb"
+    path = NOTEBOOKS / "07_self_study_quiz.ipynb"
     notebook, seconds = execute_notebook(path)
     code = [c for c in notebook.cells if c.cell_type == "code"]
     assert code[0].source == SETUP_CELL
