@@ -15,12 +15,13 @@ import sys
 import traceback
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _loop_cases  # noqa: E402  (a plain module next to this file, not the package)
-import torch  # noqa: E402
-
 
 def main(seed: int, cases: int) -> None:
+    """Build the cases, run the student's cell, train each case, write result.json."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _loop_cases  # a plain module next to this file: no package import in the sandbox
+    import torch
+
     built = [_loop_cases.build_case(seed, i) for i in range(cases)]  # before student code runs
     namespace = {"__name__": "__main__", "torch": torch, "nn": torch.nn}
     results: dict = {}

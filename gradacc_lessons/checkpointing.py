@@ -70,6 +70,8 @@ def block_forwards_per_step(
 ) -> float:
     """How many times each block's forward runs in one forward and backward pass.
 
+    The pass leaves no gradients behind: the model's .grad buffers are cleared after it.
+
     >>> model = DeepMLP(4, 2, width=8, depth=2, checkpoint=True)
     >>> block_forwards_per_step(model, torch.zeros(3, 4), torch.zeros(3, dtype=torch.long))
     2.0

@@ -145,26 +145,30 @@ def _run_autograde(course, assignment, student, args, limits, scratch) -> str:
             f"--SandboxKernelManager.memory_bytes={limits.memory_bytes}",
         ]
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    process = subprocess.Popen(
-        command,
-        cwd=course,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,  # one process group: nbgrader, bwrap and the kernel
-    )
-    try:
-        log, _ = process.communicate(timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        return f"failed: took more than {args.timeout:.0f} s"
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
+    # The log goes to a file, not a pipe: a kernel that outlives nbgrader cannot block us.
+    with tempfile.TemporaryFile("w+") as log:
+        process = subprocess.Popen(
+            command,
+            cwd=course,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,  # its own process group, killed as a whole
+        )
+        try:
+            process.wait(timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            return f"failed: took more than {args.timeout:.0f} s"
+        finally:
+            if process.poll() is None:
+                # the sandboxed kernel dies with nbgrader (bwrap --die-with-parent)
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        log.seek(0)
+        text = log.read()
     if process.returncode != 0:  # nbgrader exits 1 when it could not grade the submission
-        return f"failed: {_reason(log)}"
+        return f"failed: {_reason(text)}"
     return "graded"
 
 

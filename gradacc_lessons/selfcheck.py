@@ -227,7 +227,9 @@ _STYLE = """<style>
   display: flex; align-items: flex-start; gap: 0.4em; height: auto; padding: 2px 0;
   min-height: var(--jp-widgets-radio-item-height, 24px); white-space: normal; line-height: 1.4;
 }
-.gradacc-selfcheck .widget-radio-box input { order: -1; float: none; flex: none; margin: 0.2em 0 0 1px; }
+.gradacc-selfcheck .widget-radio-box input {
+  order: -1; float: none; flex: none; margin: 0.2em 0 0 1px;  /* the radio before its text */
+}
 .gradacc-selfcheck .widget-html-content { white-space: normal; line-height: 1.5; }
 .gradacc-question { margin-bottom: 0.8em; }
 </style>"""
@@ -300,6 +302,18 @@ def stdin_is_interactive() -> bool:
         return False
 
 
+def _enable_colab_widgets() -> None:
+    """On Colab, switch on the widget manager that renders ipywidgets 8; elsewhere do nothing."""
+    if "google.colab" not in sys.modules:
+        return
+    try:
+        from google.colab import output
+
+        output.enable_custom_widget_manager()
+    except (ImportError, AttributeError):  # an old or a future Colab: try to render anyway
+        pass
+
+
 def self_check(questions: Sequence[Question]) -> None:
     """Show the self-check quiz for `questions`: widgets where they render, else plain text.
 
@@ -309,6 +323,7 @@ def self_check(questions: Sequence[Question]) -> None:
     if widgets_can_render():
         from IPython.display import display
 
+        _enable_colab_widgets()
         quiz = build_quiz(questions)
         bundle = quiz.box._repr_mimebundle_()
         bundle["text/plain"] = quiz_text(questions)  # what a frontend without widgets shows

@@ -323,8 +323,8 @@ def assert_quiz_gives_feedback(tab: Tab, questions: list[Question], stem: str) -
     tab.mark("quiz answered")
 
 
-# Resolves once the element's images are decoded and painted (a plot drawn by a slider's
-# callback is otherwise captured as a blank rectangle).
+# Resolves once the element's images are decoded and a frame is painted, so that a
+# screenshot never catches a plot half drawn.
 _PAINTED = """async el => {
     await Promise.all([...el.querySelectorAll('img')].map(img => img.decode().catch(() => null)));
     await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));

@@ -97,30 +97,40 @@ def wrong_answers(nb, keep_right: tuple[int, ...] = ()):
 
 NO_LOOP = "def train_with_accumulation(model, optimizer, loss_fn, micro_batches, steps):\n    pass"
 
-SNOOP = r"""
-import glob, os, re, socket, sqlite3
-report = {}
+SNOOP_READ = r"""
+import glob, json, os, re
 patterns = ["../../../source/**/*", "../../../release/**/*", "../../../submitted/**/*",
-            "../../../autograded/**/*", "../../../gradebook.db", "/**/gradebook.db"]
+            "../../../autograded/**/*", "../../../gradebook.db", "../../*/**/*.ipynb"]
+own = os.getcwd()  # its own scratch copy is fair game
 found = [p for pattern in patterns for p in glob.glob(pattern, recursive=True)
-         if "/proc/" not in p]
-hidden = []
+         if not os.path.realpath(p).startswith(own)]
+hidden, databases = [], []
 for top in ["/home", "/tmp", "/root", "/work", "/srv", "/opt", "/mnt", "/var", "/etc"]:
     for folder, dirs, files in os.walk(top):
-        dirs[:] = [d for d in dirs if d not in ("site-packages", "lib", "include")]
+        if folder.startswith(own):
+            continue
+        dirs[:] = [d for d in dirs if d not in ("site-packages", "lib", "include", "share")]
         for name in files:
-            if name.endswith((".py", ".ipynb", ".json", ".db", ".pyc")):
+            path = os.path.join(folder, name)
+            if name.endswith(".db"):
+                databases.append(path)
+            if name.endswith((".py", ".ipynb", ".json", ".pyc")):
                 try:
-                    text = open(os.path.join(folder, name), "rb").read()
+                    text = open(path, "rb").read()
                 except OSError:
                     continue
                 if b"BEGIN HIDDEN TESTS" in text or b"BEGIN SOLUTION" in text:
-                    hidden.append(os.path.join(folder, name))
+                    hidden.append(path)
                     for k, letter in re.findall(rb'answer_faq(\d) = "([A-D])"', text):
                         globals()["answer_faq" + k.decode()] = letter.decode()
-report["found"], report["hidden"] = found, hidden
+print("SNOOP found", json.dumps(found + databases))
+print("SNOOP hidden", json.dumps(hidden))
+"""
+
+SNOOP_WRITE = r"""
+import json, os, sqlite3
 written = []
-for path in ["../../../gradebook.db", *[p for p in found if p.endswith(".db")]]:
+for path in ["../../../gradebook.db", *[p for p in found + databases if p.endswith(".db")]]:
     try:
         db = sqlite3.connect(path)
         db.execute("UPDATE grade SET auto_score = 1000")
@@ -135,13 +145,17 @@ for path in ["../../../PWNED", "../../PWNED", "/PWNED", "/work/PWNED", "/root/PW
         written.append(path)
     except OSError:
         pass
-report["written"] = written
+print("SNOOP written", json.dumps(written))
+"""
+
+SNOOP_NETWORK = r"""
+import json, socket
 try:
     socket.create_connection(("127.0.0.1", PORT), timeout=3).close()
-    report["network"] = "connected"
+    network = "connected"
 except OSError as error:
-    report["network"] = str(error)
-print("SNOOP", json.dumps(report))
+    network = str(error)
+print("SNOOP network", json.dumps(network))
 """
 
 PATCH = """
@@ -212,7 +226,9 @@ def submissions(course: Path, port: int) -> dict:
     for k in range(1, 6):
         set_cell(snoop, f"faq{k}_answer", "# answers come from whatever the snoop found")
     set_cell(snoop, "loop_answer", NO_LOOP)
-    add_cell_after(snoop, "setup", f"import json\nPORT = {port}\n{SNOOP}")
+    add_cell_after(snoop, "setup", f"PORT = {port}\n{SNOOP_NETWORK}")
+    add_cell_after(snoop, "setup", SNOOP_WRITE)
+    add_cell_after(snoop, "setup", SNOOP_READ)
     patcher = set_cell(wrong_answers(honest_notebook(course)), "loop_answer", NO_LOOP)
     add_cell_after(patcher, "setup", PATCH)
     blanker = set_cell(wrong_answers(honest(), keep_right=(1,)), "loop_answer", NO_LOOP)
@@ -255,8 +271,8 @@ def scores(course: Path) -> dict[str, dict[str, float]]:
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         for submission in gradebook.assignment_submissions(ASSIGNMENT):
             grades = submission.notebooks[0].grades
-            result[submission.student.id] = {
-                g.name: g.auto_score for g in grades if g.cell.cell_type == "code"
+            result[submission.student.id] = {  # None: never graded, counts as 0
+                g.name: g.auto_score or 0.0 for g in grades if g.cell.cell_type == "code"
             }
     return result
 
@@ -338,9 +354,10 @@ def _outputs(course: Path, student: str) -> str:
 
 
 def _snoop_report(course: Path) -> dict:
-    match = re.search(r"SNOOP (\{.*\})", _outputs(course, "snoop"))
-    assert match, _outputs(course, "snoop")[:2000]
-    return json.loads(match.group(1))
+    text = _outputs(course, "snoop")
+    report = dict(re.findall(r"SNOOP (\w+) (.*)", text))
+    assert set(report) == {"found", "hidden", "written", "network"}, text[:2000]
+    return {key: json.loads(value) for key, value in report.items()}
 
 
 def test_student_code_cannot_read_course_files_nor_hidden_tests(graded):

@@ -131,7 +131,15 @@ def _text_of(page: str) -> str:
 def generated(tmp_path_factory) -> Path:
     """A temporary copy of quizzes/ after `nbgrader generate_assignment` (as `make quizzes`)."""
     course = tmp_path_factory.mktemp("course") / "quizzes"
-    shutil.copytree(QUIZZES, course, ignore=shutil.ignore_patterns("release", "gradebook.db"))
+    made_by_nbgrader = (
+        "release",
+        "submitted",
+        "autograded",
+        "feedback",
+        "gradebook.db",
+        ".nbgrader.log",
+    )
+    shutil.copytree(QUIZZES, course, ignore=shutil.ignore_patterns(*made_by_nbgrader))
     done = _run(["generate_assignment", ASSIGNMENT, "--force"], course)
     assert done.returncode == 0, done.stdout + done.stderr
     return course
@@ -348,8 +356,9 @@ def test_release_has_no_solution_no_hidden_test_no_rubric(generated, release, so
 def test_one_submission_autogrades_quickly(graded):
     assert graded["one"].returncode == 0, graded["one"].stderr[-3000:]
     print(f"autograding one gradacc_faq submission took {graded['one_seconds']:.1f} s")
-    # ~6-8 s on an idle 2-core machine; the bound is generous for a loaded one
-    assert graded["one_seconds"] < 90
+    # 55-60 s measured with 5 other engineers' tests on the 2 cores (about 10 s of CPU);
+    # the issue asks <= 10 s on an idle machine: the bound is for a loaded one
+    assert graded["one_seconds"] < 180
 
 
 def test_honest_student_gets_every_autograded_mark_and_the_written_answer_waits(graded):

@@ -248,3 +248,23 @@ def test_quiz_notebook_runs_headless_and_shows_the_widget_with_a_text_fallback()
     assert "application/vnd.jupyter.widget-view+json" in data
     assert data["text/plain"] == quiz_text(self_study_questions())
     assert seconds < 120, f"the quiz notebook took {seconds:.0f} s"
+
+
+def test_on_colab_the_widget_manager_for_ipywidgets_8_is_switched_on(monkeypatch):
+    import types
+
+    calls: list[str] = []
+    output = types.SimpleNamespace(enable_custom_widget_manager=lambda: calls.append("on"))
+    colab = types.ModuleType("google.colab")
+    colab.output = output
+    monkeypatch.setitem(sys.modules, "google", types.ModuleType("google"))
+    monkeypatch.setitem(sys.modules, "google.colab", colab)
+    monkeypatch.setitem(sys.modules, "google.colab.output", output)
+    selfcheck._enable_colab_widgets()
+    assert calls == ["on"]
+
+
+def test_off_colab_nothing_is_switched_on(monkeypatch):
+    monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    selfcheck._enable_colab_widgets()  # must not import anything from Colab
+    assert "google.colab" not in sys.modules
