@@ -22,6 +22,10 @@ import sys
 if importlib.util.find_spec("gradacc_lessons") is None:
     url = os.environ.get("{URL_VARIABLE}", "{COURSE_URL}")
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", url], check=True)
+if "google.colab" in sys.modules:  # Colab draws ipywidgets 8 with its custom widget manager
+    from google.colab import output
+
+    output.enable_custom_widget_manager()
 
 from gradacc_lessons import pick_device, seed_everything
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import copy
+import io
+
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
 import torch
-from IPython.display import display
+from IPython.display import Image, display
 
 from gradacc_lessons.accumulate import accumulated_gradients, full_batch_gradients
 from gradacc_lessons.compare import accumulation_errors, compare_gradients
@@ -18,6 +21,9 @@ def accumulation_explorer(model, loss_fn, inputs, targets, max_n: int = 16) -> w
     The numbers come from `accumulation_errors` and `compare_gradients`, tested on their
     own; the browser tests move the slider.
     """
+    # A snapshot: later cells of the lesson train `model`; the explorer must not follow it.
+    model = copy.deepcopy(model)
+    inputs, targets = inputs.clone(), targets.clone()
     ns = list(range(1, max_n + 1))
     curves = {
         "weighted by samples": accumulation_errors(model, loss_fn, inputs, targets, ns, "samples"),
@@ -38,12 +44,14 @@ def accumulation_explorer(model, loss_fn, inputs, targets, max_n: int = 16) -> w
             full, accumulated_gradients(model, loss_fn, inputs, targets, n, normalize)
         )
         fig, _ = plot_error_vs_n(ns, curves, current=n)
+        png = io.BytesIO()
+        fig.savefig(png, format="png", bbox_inches="tight")  # display(fig) in a callback drew blank
+        plt.close(fig)
         with output:
             output.clear_output(wait=True)
             print(f"N = {n}, micro-batch sizes {sizes}, recipe: {normalize}")
             display(table)
-            display(fig)
-        plt.close(fig)
+            display(Image(data=png.getvalue(), format="png"))
 
     slider.observe(show, names="value")
     recipe.observe(show, names="value")
