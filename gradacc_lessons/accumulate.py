@@ -178,7 +178,9 @@ def _micro_batch_weights(chunks: list, normalize: str, ignore_index: int) -> lis
 class Event:
     """One thing that happened in the training loop, for drawing its timeline."""
 
-    kind: str  # "zero_grad", "forward", "backward", "clip", "step" or "scheduler"
+    # "zero_grad", "forward", "backward", "clip", "step" or "scheduler"; the mixed-precision
+    # loop of lesson 6 adds "unscale", "update" and "skipped" (a step the GradScaler skipped)
+    kind: str
     window: int  # which window (0, 1, ...); the first zero_grad belongs to window 0
     micro_batch: int | None = None  # position inside the window, for forward/backward
 

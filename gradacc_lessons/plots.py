@@ -9,7 +9,17 @@ from matplotlib.ticker import MaxNLocator
 
 from gradacc_lessons.accumulate import Event
 
-TIMELINE_ROWS = ("zero_grad", "forward", "backward", "clip", "step", "scheduler")
+TIMELINE_ROWS = (
+    "zero_grad",
+    "forward",
+    "backward",
+    "unscale",
+    "clip",
+    "step",
+    "skipped",
+    "update",
+    "scheduler",
+)
 _STYLE = {  # kind: (marker, colour)
     "zero_grad": ("x", "tab:gray"),
     "forward": ("o", "tab:blue"),
@@ -17,6 +27,9 @@ _STYLE = {  # kind: (marker, colour)
     "clip": ("D", "tab:purple"),
     "step": ("*", "tab:green"),
     "scheduler": ("^", "tab:red"),
+    "unscale": ("v", "tab:brown"),  # mixed precision (lesson 6)
+    "skipped": ("X", "tab:pink"),
+    "update": ("P", "tab:olive"),
 }
 
 
