@@ -59,10 +59,12 @@ def test_lesson_1_shows_the_bugs_and_the_fix(lesson):
 
 
 @pytest.mark.slow
-def test_lesson_1_shows_equal_training(lesson):
+@pytest.mark.parametrize("optimizer", [r"SGD \+ momentum", "AdamW"])
+def test_lesson_1_shows_equal_training(lesson, optimizer):
     text, _ = lesson
-    assert number_after(text, r"SGD \+ momentum +after 20 steps: parameters differ by") < 1e-4
-    assert number_after(text, r"AdamW +after 20 steps: parameters differ by") < 1e-4
+    prefix = optimizer + r" +{} +after 20 steps: parameters differ by"
+    assert number_after(text, prefix.format("float32")) < 1e-4
+    assert number_after(text, prefix.format("float64")) < 1e-10
 
 
 @pytest.mark.slow
