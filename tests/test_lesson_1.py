@@ -6,17 +6,7 @@ import pytest
 
 from gradacc_lessons.course import execute_notebook
 
-from .conftest import NOTEBOOKS
-
-
-def printed(notebook) -> str:
-    return "".join(
-        output.get("text", "")
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        for output in cell.get("outputs", [])
-        if output.get("output_type") == "stream"
-    )
+from .conftest import NOTEBOOKS, printed
 
 
 def number_after(text: str, pattern: str) -> float:

@@ -8,22 +8,13 @@ import pytest
 from gradacc_lessons.colab import SETUP_CELL
 from gradacc_lessons.course import execute_notebook
 
-from .conftest import NOTEBOOKS
+from .conftest import NOTEBOOKS, printed
 
 LESSONS = {2: "02_scaling_the_loss.ipynb", 3: "03_batchnorm.ipynb"}
 CHECK_YOURSELF = """from gradacc_lessons.questions import questions_for
 from gradacc_lessons.selfcheck import self_check
 
 self_check(questions_for(lesson={}))"""
-
-
-def printed(notebook) -> str:
-    return "".join(
-        output.get("text", "") + output.get("data", {}).get("text/plain", "")
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        for output in cell.get("outputs", [])
-    )
 
 
 def number_after(text: str, pattern: str) -> float:

@@ -10,22 +10,12 @@ import pytest
 
 from gradacc_lessons.course import execute_notebook
 
-from .conftest import NOTEBOOKS
+from .conftest import NOTEBOOKS, printed
 
 pytestmark = [pytest.mark.slow, pytest.mark.distributed]  # lesson 6 starts DDP processes
 # The issue asks for 30 s each on an idle 2-core machine; under the load of a shared
 # machine (load 4-9) they took 38-55 s (lesson 5) and 30-77 s (lesson 6): leave room.
 SECONDS = 180
-
-
-def printed(notebook) -> str:
-    return "".join(
-        output.get("text", "")
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        for output in cell.get("outputs", [])
-        if output.get("output_type") == "stream"
-    )
 
 
 def numbers_after(text: str, pattern: str) -> list[float]:
