@@ -4,19 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
+
+from gradacc_lessons.plots import axes_for
 
 _STYLES = [("tab:red", "-", "o"), ("tab:blue", "--", "s"), ("tab:green", ":", "^"),
            ("tab:purple", "-.", "D"), ("tab:orange", (0, (5, 1)), "v")]  # fmt: skip
 FLOOR = 1e-17  # an exact match (error 0) is drawn here, so that a log axis can show it
-
-
-def _axes(ax, size=(5, 3)):
-    if ax is None:
-        fig, ax = plt.subplots(figsize=size, layout="constrained")
-        return fig, ax
-    return ax.figure, ax
 
 
 def plot_errors(
@@ -36,7 +30,7 @@ def plot_errors(
     >>> ax.get_xlabel(), ax.get_yscale()
     ('N', 'log')
     """
-    fig, ax = _axes(ax)
+    fig, ax = axes_for(ax)
     for (label, values), (colour, dash, marker) in zip(series.items(), _STYLES * 2):
         ys = [max(v, FLOOR) for v in values]
         ax.plot(x, ys, color=colour, linestyle=dash, marker=marker, label=label)
@@ -61,7 +55,7 @@ def plot_lr_schedules(schedules: dict[str, Sequence[float]], ax=None):
     >>> ax.get_xlabel()
     'samples seen'
     """
-    fig, ax = _axes(ax)
+    fig, ax = axes_for(ax)
     labels = {
         "full": "full batch (intended)",
         "broken": "scheduler per micro-batch",

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import matplotlib.pyplot as plt
 from matplotlib.ticker import FixedLocator, NullLocator
 
 from gradacc_lessons.memory import LABELS, MemoryReport
+from gradacc_lessons.plots import axes_for
 from gradacc_lessons.timing import TimingResult
 
 _PART_STYLE = {  # part: (colour, hatch) -- hatches tell the parts apart without colour
@@ -19,13 +19,6 @@ _PART_STYLE = {  # part: (colour, hatch) -- hatches tell the parts apart without
     "optimizer_bytes": ("tab:green", "\\\\"),
     "activation_bytes": ("tab:red", ".."),
 }
-
-
-def _axes(ax, size=(5, 3)):
-    if ax is None:
-        fig, ax = plt.subplots(figsize=size, layout="constrained")
-        return fig, ax
-    return ax.figure, ax
 
 
 def _unit(largest: float) -> tuple[str, int]:
@@ -56,7 +49,7 @@ def plot_memory_breakdown(
     >>> ax.get_xlabel(), ax.get_ylabel()
     ('micro-batch size (samples)', 'memory (KiB)')
     """
-    fig, ax = _axes(ax)
+    fig, ax = axes_for(ax)
     unit, scale = _unit(
         max(max(r.peak_bytes, r.floor_bytes + r.activation_bytes) for r in measured)
     )
@@ -91,7 +84,7 @@ def plot_peak_vs_steps(reports: Sequence[MemoryReport], ax=None, title: str | No
     >>> ax.get_xlabel()
     'accumulation steps N'
     """
-    fig, ax = _axes(ax)
+    fig, ax = axes_for(ax)
     unit, scale = _unit(max(r.peak_bytes for r in reports))
     steps = [r.micro_batches for r in reports]
     ax.plot(steps, [r.peak_bytes / scale for r in reports], "k-o", label="measured peak")
@@ -117,7 +110,7 @@ def plot_time_vs_steps(result: TimingResult, ax=None):
     >>> ax.get_ylabel()
     'time / time at N = 1'
     """
-    fig, ax = _axes(ax)
+    fig, ax = axes_for(ax)
     steps, base = result.accumulation_steps, result.accumulated_seconds[0]
     ax.plot(steps, result.slowdown, "-o", color="tab:blue",
             label="accumulated: N micro-batches, 1 step")  # fmt: skip

@@ -33,7 +33,13 @@ _STYLE = {  # kind: (marker, colour)
 }
 
 
-def _axes(ax, size=(5, 3)):
+def axes_for(ax, size=(5, 3)):
+    """The figure and axes to draw on: `ax` itself, or a new figure of `size` inches.
+
+    >>> fig, ax = axes_for(None)
+    >>> fig.get_size_inches().tolist()
+    [5.0, 3.0]
+    """
     if ax is None:
         fig, ax = plt.subplots(figsize=size, layout="constrained")
         return fig, ax
@@ -47,7 +53,7 @@ def plot_timeline(events: Sequence[Event], ax=None):
     >>> ax.get_xlabel()
     'order of events'
     """
-    fig, ax = _axes(ax, size=(8, 3))
+    fig, ax = axes_for(ax, size=(8, 3))
     rows = [kind for kind in TIMELINE_ROWS if any(e.kind == kind for e in events)]
     for window in sorted({e.window for e in events}):
         places = [i for i, e in enumerate(events) if e.window == window]
@@ -85,7 +91,7 @@ def plot_error_vs_n(
     >>> ax.get_yscale()
     'log'
     """
-    fig, ax = _axes(ax)
+    fig, ax = axes_for(ax)
     styles = ["-o", "--s", ":^", "-.d"]
     for style, (label, values) in zip(styles, errors.items()):
         floored = [max(v, 1e-12) for v in values]  # exact zeros cannot be drawn on a log axis
