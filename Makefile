@@ -6,6 +6,7 @@ TORCH_VERSION ?= 2.13.0
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(TORCH_VERSION)
+COURSE := quizzes/course
 PORT ?= 8888
 # Two workers, each taking whole test files (their class-wide fixtures run once):
 # many tests wait on kernels, browsers and timeouts rather than on the CPU.
@@ -13,15 +14,20 @@ PYTEST_ARGS ?= -n 2 --dist loadfile
 # Jupyter refuses to run as root unless told to (containers, CI machines).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test course quizzes grade lint clean
+.PHONY: install lab test course quizzes grade lint clean
 
-$(STAMP): pyproject.toml
+# The student package (gradacc_lessons, with JupyterLab and the test tools) and the
+# instructor's package (quizzes/: the nbgrader builder and the sandboxed grader).
+$(STAMP): pyproject.toml quizzes/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "torch==$(TORCH_VERSION)"
-	$(BIN)/python -m pip install --quiet -e ".[lab,dev]"
+	$(BIN)/python -m pip install --quiet -e ".[lab,dev]" -e ./quizzes
 	rm -f $(VENV)/.installed-*
 	touch $@
+
+## install: create .venv and install the course (first time only)
+install: $(STAMP)
 
 ## lab: install the course (first time only) and open JupyterLab on the lessons
 lab: $(STAMP)
@@ -41,16 +47,16 @@ browser: $(STAMP)
 
 ## course: execute every lesson headless and render it to HTML under site/
 course: $(STAMP)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m gradacc_lessons.course notebooks site
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tools.course notebooks site
 
-## quizzes: build the student versions of the nbgrader quizzes into quizzes/release/
+## quizzes: build the student versions of the nbgrader quizzes into quizzes/course/release/
 quizzes: $(STAMP)
-	cd quizzes && PATH="$(CURDIR)/$(BIN):$$PATH" ../$(BIN)/nbgrader generate_assignment gradacc_faq --force
+	cd $(COURSE) && PATH="$(CURDIR)/$(BIN):$$PATH" $(CURDIR)/$(BIN)/nbgrader generate_assignment gradacc_faq --force
 
-## grade: autograde every submission of quizzes/ in the bubblewrap sandbox (see quizzes/GRADING.md)
+## grade: autograde every submission of quizzes/course/ in the bubblewrap sandbox (quizzes/GRADING.md)
 ASSIGNMENT ?= gradacc_faq
 grade: $(STAMP)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/gradacc-grade --course quizzes $(ASSIGNMENT)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/gradacc-grade --course $(COURSE) $(ASSIGNMENT)
 
 ## lint: fix what ruff can fix and format the code
 lint: $(STAMP)

@@ -19,20 +19,27 @@ from torch import nn
 
 Gradients = dict[str, torch.Tensor]
 NORMALIZATIONS = ("samples", "naive", "tokens", "sum")
+# The target of a padding position, which a token loss skips (PyTorch's default).
+IGNORE_INDEX = -100
 
 
 def split_batch(
-    inputs: torch.Tensor, targets: torch.Tensor, micro_batches: int | Sequence[int]
+    inputs: torch.Tensor,
+    targets: torch.Tensor,
+    accumulation_steps: int | None = None,
+    *,
+    sizes: Sequence[int] | None = None,
 ) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Split a batch into `micro_batches` chunks whose sizes differ by at most one.
+    """Split a batch into micro-batches: `accumulation_steps` of them, or of the given `sizes`.
 
-    `micro_batches` may also be a list of sizes that add up to the batch size,
-    for deliberately uneven micro-batches.
+    With `accumulation_steps` (N) the sizes differ by at most one; `sizes` gives
+    deliberately uneven micro-batches and must add up to the batch size.
+    Returns the list of (inputs, targets) micro-batches.
 
     >>> x, y = torch.zeros(10, 3), torch.zeros(10)
     >>> [len(xb) for xb, yb in split_batch(x, y, 4)]
     [3, 3, 2, 2]
-    >>> [len(xb) for xb, yb in split_batch(x, y, [6, 4])]
+    >>> [len(xb) for xb, yb in split_batch(x, y, sizes=[6, 4])]
     [6, 4]
     """
     size = len(inputs)
@@ -41,21 +48,29 @@ def split_batch(
             f"inputs and targets must hold the same number of samples, "
             f"got {size} inputs and {len(targets)} targets"
         )
-    if isinstance(micro_batches, (list, tuple)):
-        sizes = list(micro_batches)
+    if (accumulation_steps is None) == (sizes is None):
+        raise ValueError(
+            "give either accumulation_steps (a count) or sizes (a list of micro-batch sizes), "
+            f"not both nor neither; got accumulation_steps={accumulation_steps!r}, sizes={sizes!r}"
+        )
+    if sizes is not None:
+        sizes = list(sizes)
         if not all(isinstance(n, int) and n >= 1 for n in sizes) or sum(sizes) != size:
             raise ValueError(
-                f"micro_batches as a list of sizes must hold positive integers that add up "
-                f"to the batch size {size}, got {sizes!r} (sum {sum(sizes)!r})"
+                f"sizes must be positive integers that add up to the batch size {size}, "
+                f"got {sizes!r} (sum {sum(sizes)!r})"
             )
         return list(zip(torch.split(inputs, sizes), torch.split(targets, sizes)))
-    if not isinstance(micro_batches, int) or not 1 <= micro_batches <= size:
+    if not isinstance(accumulation_steps, int) or not 1 <= accumulation_steps <= size:
         raise ValueError(
-            f"micro_batches must be an integer between 1 and the batch size {size}, "
-            f"got {micro_batches!r}"
+            f"accumulation_steps must be an integer between 1 and the batch size {size}, "
+            f"got {accumulation_steps!r}"
         )
     return list(
-        zip(torch.tensor_split(inputs, micro_batches), torch.tensor_split(targets, micro_batches))
+        zip(
+            torch.tensor_split(inputs, accumulation_steps),
+            torch.tensor_split(targets, accumulation_steps),
+        )
     )
 
 
@@ -72,7 +87,7 @@ def full_batch_gradients(
     ['bias', 'weight']
     """
     names, params = _trainable(model)
-    loss = _scalar_loss(loss_fn, model(inputs), targets)
+    loss = scalar_loss(loss_fn, model(inputs), targets)
     grads = torch.autograd.grad(loss, params, allow_unused=True)
     return {
         name: torch.zeros_like(p) if g is None else g.detach().clone()
@@ -85,11 +100,13 @@ def accumulated_gradients(
     loss_fn: Callable,
     inputs: torch.Tensor,
     targets: torch.Tensor,
-    micro_batches: int | Sequence[int],
+    accumulation_steps: int | None = None,
+    *,
+    sizes: Sequence[int] | None = None,
     normalize: str = "samples",
-    ignore_index: int = -100,
+    ignore_index: int = IGNORE_INDEX,
 ) -> Gradients:
-    """Gradients of the same batch, accumulated in `.grad` over `micro_batches` chunks.
+    """Gradients of the same batch, accumulated in `.grad` over its micro-batches.
 
     How each micro-batch's loss is weighted before backward() (`normalize`):
 
@@ -103,29 +120,30 @@ def accumulated_gradients(
     - "sum": the loss is a sum over the micro-batch; sums add up as they are,
       so the weight is 1 (the full batch must use the same sum-reduced loss).
 
-    `micro_batches` is a count or a list of sizes (see `split_batch`). The model's
-    `.grad` buffers are restored afterwards.
+    The batch is split into `accumulation_steps` micro-batches, or into micro-batches
+    of the given `sizes` (see `split_batch`). The model's `.grad` buffers are
+    restored afterwards.
 
     >>> model = torch.nn.Linear(3, 1)
     >>> x, y = torch.randn(8, 3), torch.randn(8, 1)
-    >>> acc = accumulated_gradients(model, torch.nn.MSELoss(), x, y, micro_batches=4)
+    >>> acc = accumulated_gradients(model, torch.nn.MSELoss(), x, y, accumulation_steps=4)
     >>> full = full_batch_gradients(model, torch.nn.MSELoss(), x, y)
     >>> torch.allclose(acc["weight"], full["weight"], atol=1e-6)
     True
     """
     if normalize not in NORMALIZATIONS:
         raise ValueError(f"normalize must be one of {NORMALIZATIONS}, got {normalize!r}")
-    chunks = split_batch(inputs, targets, micro_batches)
-    weights = _micro_batch_weights(chunks, normalize, ignore_index)
+    micro_batches = split_batch(inputs, targets, accumulation_steps, sizes=sizes)
+    weights = _micro_batch_weights(micro_batches, normalize, ignore_index)
     names, params = _trainable(model)
     saved = [p.grad for p in params]
     for p in params:
         p.grad = None
     try:
-        for (x, y), weight in zip(chunks, weights):
+        for (x, y), weight in zip(micro_batches, weights):
             if weight == 0.0:
                 continue  # only padding: its mean loss is 0/0, and it adds nothing to the sum
-            loss = _scalar_loss(loss_fn, model(x), y)
+            loss = scalar_loss(loss_fn, model(x), y)
             # Gradients add up in .grad: a SUM over micro-batches. Each micro-batch's
             # loss is a mean over its own samples (or tokens), so weigh it by its share
             # of the batch to make the sum the mean over the whole batch.
@@ -139,7 +157,7 @@ def accumulated_gradients(
             p.grad = g
 
 
-def count_tokens(targets: torch.Tensor, ignore_index: int = -100) -> int:
+def count_tokens(targets: torch.Tensor, ignore_index: int = IGNORE_INDEX) -> int:
     """How many target positions a loss with `ignore_index` averages over.
 
     >>> count_tokens(torch.tensor([[5, 2, -100], [7, -100, -100]]))
@@ -155,16 +173,30 @@ def count_tokens(targets: torch.Tensor, ignore_index: int = -100) -> int:
     return int((targets != ignore_index).sum().item())
 
 
-def _micro_batch_weights(chunks: list, normalize: str, ignore_index: int) -> list[float]:
+def token_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy averaged over the real tokens (targets not IGNORE_INDEX) of a batch.
+
+    `logits` has shape (batch, length, vocab), `targets` (batch, length).
+
+    >>> token_loss(torch.zeros(1, 2, 4), torch.tensor([[1, -100]])).item() == torch.log(
+    ...     torch.tensor(4.0)).item()
+    True
+    """
+    return torch.nn.functional.cross_entropy(
+        logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE_INDEX
+    )
+
+
+def _micro_batch_weights(micro_batches: list, normalize: str, ignore_index: int) -> list[float]:
     """Python floats, so that a float64 loss stays float64 (an int-tensor ratio is float32)."""
     if normalize == "naive":
-        return [1.0 / len(chunks)] * len(chunks)
+        return [1.0 / len(micro_batches)] * len(micro_batches)
     if normalize == "sum":
-        return [1.0] * len(chunks)
+        return [1.0] * len(micro_batches)
     if normalize == "samples":
-        sizes = [len(x) for x, _ in chunks]
+        sizes = [len(x) for x, _ in micro_batches]
     else:
-        sizes = [count_tokens(y, ignore_index) for _, y in chunks]
+        sizes = [count_tokens(y, ignore_index) for _, y in micro_batches]
         if sum(sizes) == 0:
             raise ValueError(
                 f"every target equals ignore_index={ignore_index}: there is no token to "
@@ -189,7 +221,7 @@ def train_accumulated(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
     loss_fn: Callable,
-    batches: Iterable[tuple[torch.Tensor, torch.Tensor]],
+    micro_batches: Iterable[tuple[torch.Tensor, torch.Tensor]],
     accumulation_steps: int,
     *,
     scheduler=None,
@@ -207,8 +239,8 @@ def train_accumulated(
 
     >>> model = torch.nn.Linear(2, 1)
     >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    >>> batches = [(torch.ones(4, 2), torch.zeros(4, 1))] * 5
-    >>> len(train_accumulated(model, opt, torch.nn.MSELoss(), batches, accumulation_steps=2))
+    >>> micro_batches = [(torch.ones(4, 2), torch.zeros(4, 1))] * 5
+    >>> len(train_accumulated(model, opt, torch.nn.MSELoss(), micro_batches, accumulation_steps=2))
     3
     """
     if not isinstance(accumulation_steps, int) or accumulation_steps < 1:
@@ -221,39 +253,58 @@ def train_accumulated(
     _clear_gradients(model, optimizer)  # whatever an earlier run left in .grad
     emit(Event("zero_grad", 0))
     losses = []
-    for window, micro_batches in enumerate(_windows(batches, accumulation_steps)):
-        window_samples = sum(len(x) for x, _ in micro_batches)
+    for index, window in enumerate(windows(micro_batches, accumulation_steps)):
+        window_samples = sum(len(x) for x, _ in window)
         window_loss = 0.0
-        for i, (x, y) in enumerate(micro_batches):
-            loss = _scalar_loss(loss_fn, model(x), y)
-            emit(Event("forward", window, i))
+        for i, (x, y) in enumerate(window):
+            loss = scalar_loss(loss_fn, model(x), y)
+            emit(Event("forward", index, i))
             (loss * (len(x) / window_samples)).backward()
-            emit(Event("backward", window, i))
+            emit(Event("backward", index, i))
             window_loss += loss.item() * len(x) / window_samples
         if max_grad_norm is not None:
             torch.nn.utils.clip_grad_norm_([p for p in params if p.grad is not None], max_grad_norm)
-            emit(Event("clip", window))
+            emit(Event("clip", index))
         optimizer.step()
-        emit(Event("step", window))
+        emit(Event("step", index))
         if scheduler is not None:
             scheduler.step()
-            emit(Event("scheduler", window))
+            emit(Event("scheduler", index))
         _clear_gradients(model, optimizer)
-        emit(Event("zero_grad", window))
+        emit(Event("zero_grad", index))
         losses.append(window_loss)
     return losses
 
 
-def _windows(batches: Iterable, size: int):
-    """Yield lists of `size` consecutive micro-batches; the last list may be shorter."""
+def windows(micro_batches: Iterable, accumulation_steps: int):
+    """Yield lists of `accumulation_steps` consecutive micro-batches; the last may be shorter.
+
+    >>> [len(w) for w in windows(range(5), 2)]
+    [2, 2, 1]
+    """
     window = []
-    for batch in batches:
-        window.append(batch)
-        if len(window) == size:
+    for micro_batch in micro_batches:
+        window.append(micro_batch)
+        if len(window) == accumulation_steps:
             yield window
             window = []
     if window:
         yield window
+
+
+def merge_windows(
+    micro_batches: Iterable[tuple[torch.Tensor, torch.Tensor]], accumulation_steps: int
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Each window's micro-batches concatenated into the one batch it stands for.
+
+    >>> micro_batches = [(torch.zeros(2, 3), torch.zeros(2))] * 5
+    >>> [len(x) for x, y in merge_windows(micro_batches, 2)]
+    [4, 4, 2]
+    """
+    return [
+        (torch.cat([x for x, _ in window]), torch.cat([y for _, y in window]))
+        for window in windows(micro_batches, accumulation_steps)
+    ]
 
 
 def _clear_gradients(model: nn.Module, optimizer: torch.optim.Optimizer) -> None:
@@ -271,7 +322,12 @@ def _trainable(model: nn.Module) -> tuple[list[str], list[nn.Parameter]]:
     return list(names), list(params)
 
 
-def _scalar_loss(loss_fn: Callable, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+def scalar_loss(loss_fn: Callable, outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """`loss_fn(outputs, targets)`, checked to be a scalar (a mean over the micro-batch).
+
+    >>> scalar_loss(torch.nn.MSELoss(), torch.ones(2), torch.zeros(2)).item()
+    1.0
+    """
     loss = loss_fn(outputs, targets)
     if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
         shape = tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__

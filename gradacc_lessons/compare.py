@@ -1,4 +1,10 @@
-"""Side-by-side comparison of two sets of gradients (or parameters)."""
+"""How far two sets of tensors (gradients or parameters) are apart: one metric, and a table.
+
+The course measures every difference with one number, `relative_error`: the L2
+norm of the difference over all tensors together, relative to the L2 norm of the
+reference. Element-wise relative differences blow up on entries near zero, which
+are plentiful in gradients; a norm over the whole set does not.
+"""
 
 from __future__ import annotations
 
@@ -7,95 +13,97 @@ from dataclasses import dataclass
 import torch
 
 
+def relative_error(reference: dict[str, torch.Tensor], other: dict[str, torch.Tensor]) -> float:
+    """‖other − reference‖ / ‖reference‖, with L2 norms over all tensors together.
+
+    >>> relative_error({"w": torch.tensor([3.0, 4.0])}, {"w": torch.tensor([3.0, 4.5])})
+    0.1
+    """
+    _check_same_names(reference, other)
+    diff = sum(float(((other[n].double() - reference[n].double()) ** 2).sum()) for n in reference)
+    norm = sum(float((reference[n].double() ** 2).sum()) for n in reference)
+    if norm == 0.0:
+        return 0.0 if diff == 0.0 else float("inf")
+    return (diff / norm) ** 0.5
+
+
 @dataclass(frozen=True)
 class Difference:
-    """How far one tensor of `b` is from the same tensor of `a`."""
+    """How far one tensor of `other` is from the same tensor of `reference`."""
 
     name: str
-    max_abs: float  # largest |a - b| over the tensor's entries
-    max_rel: float  # max_abs relative to the largest |a| entry of the tensor
+    max_abs: float  # largest |other - reference| over the tensor's entries
+    relative: float  # relative_error of this tensor alone
 
 
 class Comparison:
-    """Per-tensor differences between two {name: tensor} dicts, with overall maxima."""
+    """Per-tensor differences between two {name: tensor} dicts, and the overall relative error."""
 
-    def __init__(self, rows: list[Difference], a: dict, b: dict):
+    def __init__(self, rows: list[Difference], reference: dict, other: dict):
         self.rows = rows
-        self._a, self._b = a, b
+        self.relative = relative_error(reference, other)
 
     @property
     def max_abs(self) -> float:
         """The largest absolute difference over all tensors."""
         return max(row.max_abs for row in self.rows)
 
-    @property
-    def max_rel(self) -> float:
-        """The largest relative difference over all tensors."""
-        return max(row.max_rel for row in self.rows)
-
-    def allclose(self, rtol: float = 1e-4, atol: float = 1e-5) -> bool:
-        """True when every entry satisfies |a - b| <= atol + rtol * |b| (torch.allclose)."""
-        return all(torch.allclose(self._a[n], self._b[n], rtol=rtol, atol=atol) for n in self._a)
-
     def __str__(self) -> str:
         width = max(len("parameter"), *(len(row.name) for row in self.rows))
-        lines = [f"{'parameter':<{width}}  {'max abs diff':>12}  {'max rel diff':>12}"]
+        lines = [f"{'parameter':<{width}}  {'max abs diff':>12}  {'rel. error':>12}"]
         for row in self.rows:
-            lines.append(f"{row.name:<{width}}  {row.max_abs:12.3e}  {row.max_rel:12.3e}")
-        lines.append(f"{'overall':<{width}}  {self.max_abs:12.3e}  {self.max_rel:12.3e}")
+            lines.append(f"{row.name:<{width}}  {row.max_abs:12.3e}  {row.relative:12.3e}")
+        lines.append(f"{'all':<{width}}  {self.max_abs:12.3e}  {self.relative:12.3e}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
         return (
             f"Comparison(tensors={len(self.rows)}, "
-            f"max_abs={self.max_abs:.3e}, max_rel={self.max_rel:.3e})"
+            f"max_abs={self.max_abs:.3e}, relative={self.relative:.3e})"
         )
 
     def _repr_html_(self) -> str:
         cells = "".join(
             f"<tr><td><code>{row.name}</code></td><td>{row.max_abs:.3e}</td>"
-            f"<td>{row.max_rel:.3e}</td></tr>"
+            f"<td>{row.relative:.3e}</td></tr>"
             for row in self.rows
         )
         return (
-            "<table><thead><tr><th>parameter</th><th>max abs diff</th><th>max rel diff</th>"
-            f"</tr></thead><tbody>{cells}<tr><td><b>overall</b></td><td><b>{self.max_abs:.3e}</b>"
-            f"</td><td><b>{self.max_rel:.3e}</b></td></tr></tbody></table>"
+            "<table><thead><tr><th>parameter</th><th>max abs diff</th><th>relative error</th>"
+            f"</tr></thead><tbody>{cells}<tr><td><b>all</b></td><td><b>{self.max_abs:.3e}</b>"
+            f"</td><td><b>{self.relative:.3e}</b></td></tr></tbody></table>"
         )
 
 
-def compare_gradients(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> Comparison:
-    """Compare two {name: tensor} dicts entry by entry.
+def compare_tensors(
+    reference: dict[str, torch.Tensor], other: dict[str, torch.Tensor]
+) -> Comparison:
+    """Compare two {name: tensor} dicts (gradients or parameters) tensor by tensor.
 
-    The relative difference of a tensor is its largest absolute difference over
-    its largest entry in `a`: element-wise relative differences blow up on
-    entries near zero, which are plentiful in gradients.
-
-    >>> a = {"w": torch.tensor([1.0, 2.0])}
-    >>> compare_gradients(a, {"w": torch.tensor([1.0, 2.5])}).max_rel
-    0.25
+    >>> c = compare_tensors({"w": torch.tensor([3.0, 4.0])}, {"w": torch.tensor([3.0, 4.5])})
+    >>> c.max_abs, c.relative
+    (0.5, 0.1)
     """
-    if a.keys() != b.keys():
-        raise ValueError(
-            "both sides must name the same tensors; "
-            f"only in the first: {sorted(a.keys() - b.keys())}, "
-            f"only in the second: {sorted(b.keys() - a.keys())}"
-        )
-    if not a:
-        raise ValueError("there is nothing to compare: both dicts are empty")
+    _check_same_names(reference, other)
     rows = []
-    for name in a:
-        if a[name].shape != b[name].shape:
-            raise ValueError(f"{name} has shape {tuple(a[name].shape)} vs {tuple(b[name].shape)}")
-        diff = (a[name].detach() - b[name].detach()).abs().max().item()
-        scale = a[name].detach().abs().max().item()
-        relative = diff / scale if scale > 0 else (0.0 if diff == 0 else float("inf"))
-        rows.append(Difference(name, diff, relative))
-    return Comparison(rows, a, b)
+    for name in reference:
+        if reference[name].shape != other[name].shape:
+            raise ValueError(
+                f"{name} has shape {tuple(reference[name].shape)} in the reference and "
+                f"{tuple(other[name].shape)} in the other: compare the same model's tensors"
+            )
+        diff = (reference[name].detach() - other[name].detach()).abs().max().item()
+        one = {name: reference[name].detach()}
+        rows.append(Difference(name, diff, relative_error(one, {name: other[name].detach()})))
+    return Comparison(rows, reference, other)
 
 
 def parameters_of(model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """A detached copy of the model's parameters, for comparing two trained models."""
+    """A detached copy of the model's parameters, for comparing two trained models.
+
+    >>> sorted(parameters_of(torch.nn.Linear(2, 1)))
+    ['bias', 'weight']
+    """
     return {name: p.detach().clone() for name, p in model.named_parameters()}
 
 
@@ -119,8 +127,20 @@ def accumulation_errors(
 
     full = full_batch_gradients(model, loss_fn, inputs, targets)
     return [
-        compare_gradients(
-            full, accumulated_gradients(model, loss_fn, inputs, targets, n, normalize)
-        ).max_rel
+        relative_error(
+            full,
+            accumulated_gradients(model, loss_fn, inputs, targets, n, normalize=normalize),
+        )
         for n in ns
     ]
+
+
+def _check_same_names(reference: dict, other: dict) -> None:
+    if reference.keys() != other.keys():
+        raise ValueError(
+            "both sides must name the same tensors; "
+            f"only in the reference: {sorted(reference.keys() - other.keys())}, "
+            f"only in the other: {sorted(other.keys() - reference.keys())}"
+        )
+    if not reference:
+        raise ValueError("there is nothing to compare: both dicts are empty")

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import torch
 
+from gradacc_lessons.accumulate import IGNORE_INDEX
+
+PAD = 0  # the padding token of the inputs; the targets are padded with IGNORE_INDEX
+
 
 def load_digits(
     images: bool = False, dtype: torch.dtype = torch.float32
@@ -43,3 +47,49 @@ def make_classification(
     y = torch.randint(classes, (samples,), generator=generator)
     x = centers[y] + torch.randn(samples, features, generator=generator, dtype=dtype)
     return x, y
+
+
+def make_lengths(
+    samples: int, mean_length: int, spread: float, seed: int = 0, sort: bool = False
+) -> torch.Tensor:
+    """Sequence lengths spread uniformly over mean_length * (1 ± spread), at least 1.
+
+    spread=0 gives sequences of the same length; spread=1 lengths from 1 to 2 * mean_length.
+
+    >>> make_lengths(4, 10, spread=0.0).tolist()
+    [10, 10, 10, 10]
+    """
+    if not 0.0 <= spread <= 1.0:
+        raise ValueError(
+            f"spread must be between 0 and 1 (a fraction of mean_length), got {spread}"
+        )
+    if not isinstance(mean_length, int) or mean_length < 1:
+        raise ValueError(f"mean_length must be a positive integer, got {mean_length!r}")
+    generator = torch.Generator().manual_seed(seed)
+    u = 2 * torch.rand(samples, generator=generator, dtype=torch.float64) - 1
+    lengths = torch.round(mean_length * (1 + spread * u)).long().clamp(min=1)
+    return lengths.sort().values if sort else lengths
+
+
+def make_sequences(
+    lengths: torch.Tensor, vocab: int = 12, seed: int = 0, ignore_index: int = IGNORE_INDEX
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random token sequences of the given lengths, padded to the longest; with their targets.
+
+    The task: at each position, predict the running sum of the tokens so far, modulo
+    `vocab` (a recurrent model can learn it). Inputs are padded with PAD, targets
+    with `ignore_index`.
+
+    >>> x, y = make_sequences(torch.tensor([3, 1]))
+    >>> x.shape, (y == -100).sum().item()
+    (torch.Size([2, 3]), 2)
+    """
+    if vocab < 2:
+        raise ValueError(f"vocab must be at least 2 (token 0 is the padding), got {vocab}")
+    generator = torch.Generator().manual_seed(seed)
+    longest = int(lengths.max())
+    tokens = torch.randint(1, vocab, (len(lengths), longest), generator=generator)
+    real = torch.arange(longest) < lengths[:, None]
+    inputs = torch.where(real, tokens, torch.full_like(tokens, PAD))
+    targets = torch.where(real, inputs.cumsum(dim=1) % vocab, torch.full_like(tokens, ignore_index))
+    return inputs, targets

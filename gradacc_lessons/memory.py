@@ -38,7 +38,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-from gradacc_lessons.accumulate import _scalar_loss, split_batch
+from gradacc_lessons.accumulate import scalar_loss, split_batch
 
 MiB = 2**20
 LABELS = {  # the parts of the peak, and their names in tables and plots
@@ -64,8 +64,8 @@ class MemoryReport:
     activation_bytes: int  # saved for backward by the largest micro-batch
     device: str
     method: str
-    micro_batch_size: int  # the largest micro-batch
-    micro_batches: int = 1
+    micro_batch: int  # the largest micro-batch
+    accumulation_steps: int = 1
 
     @property
     def floor_bytes(self) -> int:
@@ -78,10 +78,10 @@ class MemoryReport:
         return max(0, self.peak_bytes - self.floor_bytes - self.activation_bytes)
 
     def __repr__(self) -> str:
-        parts = ", ".join(f"{name}={_mib(getattr(self, name))}" for name in PARTS)
+        parts = ", ".join(f"{name}={format_bytes(getattr(self, name))}" for name in PARTS)
         return (
-            f"MemoryReport(peak={_mib(self.peak_bytes)}, {parts}, "
-            f"micro_batch_size={self.micro_batch_size}, micro_batches={self.micro_batches}, "
+            f"MemoryReport(peak={format_bytes(self.peak_bytes)}, {parts}, "
+            f"micro_batch={self.micro_batch}, accumulation_steps={self.accumulation_steps}, "
             f"device={self.device!r}, method={self.method!r})"
         )
 
@@ -95,8 +95,8 @@ class MemoryReport:
             for name, value in rows
         )
         return (
-            f"<table><caption>memory of one effective batch: {self.micro_batches} × "
-            f"micro-batch ≤ {self.micro_batch_size} on {self.device}<br>"
+            f"<table><caption>memory of one effective batch: {self.accumulation_steps} × "
+            f"micro-batch ≤ {self.micro_batch} on {self.device}<br>"
             f"<small>{self.method}</small></caption>"
             f"<tr><th>part</th><th>bytes</th><th>MiB</th></tr>{body}</table>"
         )
@@ -108,9 +108,9 @@ def measure_training_memory(
     loss_fn: Callable,
     inputs: torch.Tensor,
     targets: torch.Tensor,
-    micro_batches: int = 1,
+    accumulation_steps: int = 1,
 ) -> MemoryReport:
-    """Measure the peak memory of one training step on `inputs` split into `micro_batches`.
+    """Measure the peak memory of one training step on `inputs` split into `accumulation_steps`.
 
     The step copies each micro-batch in (as a data loader would hand it over), runs its
     forward and backward, then `optimizer.step()`. The peak comes from the CUDA caching
@@ -133,7 +133,7 @@ def measure_training_memory(
     >>> report.peak_bytes >= report.floor_bytes
     True
     """
-    chunks = split_batch(inputs, targets, micro_batches)
+    micro_batches = split_batch(inputs, targets, accumulation_steps)
     model, optimizer = _training_copy(model, optimizer)
     device = _device_of(model)
     counter = _SavedTensorCounter(model)
@@ -141,9 +141,9 @@ def measure_training_memory(
     start_bytes = parameter_bytes + optimizer_state_bytes(optimizer)
     with torch.random.fork_rng(devices=_rng_devices(device)):
         if device.type == "cuda":
-            _warm_up(model, loss_fn, *chunks[0])
+            _warm_up(model, loss_fn, *micro_batches[0])
         with _peak_tracker(device) as peak:
-            for x, y in chunks:
+            for x, y in micro_batches:
                 _forward_backward(model, loss_fn, x, y, len(x) / len(inputs), counter)
             gradient_bytes = _bytes(p.grad for p in model.parameters() if p.grad is not None)
             optimizer.step()
@@ -158,15 +158,15 @@ def measure_training_memory(
         activation_bytes=counter.largest,
         device=str(device),
         method=peak["method"],
-        micro_batch_size=len(chunks[0][0]),
-        micro_batches=len(chunks),
+        micro_batch=len(micro_batches[0][0]),
+        accumulation_steps=len(micro_batches),
     )
 
 
 def _warm_up(model: nn.Module, loss_fn: Callable, x: torch.Tensor, y: torch.Tensor) -> None:
     # A GPU library allocates its workspaces (cuBLAS, cuDNN) on first use and keeps them:
     # pay that before measuring, so that every measurement starts from the same state.
-    _scalar_loss(loss_fn, model(x), y).backward()
+    scalar_loss(loss_fn, model(x), y).backward()
     model.zero_grad(set_to_none=True)
 
 
@@ -174,7 +174,7 @@ def _forward_backward(model, loss_fn, x, y, weight: float, counter) -> None:
     """One micro-batch: copied in (as a data loader hands it over), forward, backward."""
     x, y = x.clone(), y.clone()  # counted in the peak; freed when this function returns
     with counter.counting():
-        loss = _scalar_loss(loss_fn, model(x), y)
+        loss = scalar_loss(loss_fn, model(x), y)
     # Weigh each mean loss by its share of the batch: the sum is the batch mean.
     (loss * weight).backward()
 
@@ -195,7 +195,7 @@ def activation_bytes_per_sample(
     counter = _SavedTensorCounter(model)
     sizes = []
     for b in (1, 2):
-        x, y = _repeat(sample_inputs, b), _repeat(sample_targets, b)
+        x, y = repeat_samples(sample_inputs, b), repeat_samples(sample_targets, b)
         with torch.random.fork_rng(devices=_rng_devices(_device_of(model))), counter.counting():
             loss_fn(model(x), y)
         sizes.append(counter.last)
@@ -205,7 +205,7 @@ def activation_bytes_per_sample(
 def estimate_training_memory(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
-    micro_batch_size: int,
+    micro_batch: int,
     activation_bytes_per_sample: float,
 ) -> MemoryReport:
     """The analytic model: parameters + gradients + optimizer state + activations × b.
@@ -218,15 +218,15 @@ def estimate_training_memory(
     >>> estimate_training_memory(model, opt, 8, 100.0).peak_bytes  # 3 × 88 + 800
     1064
     """
-    if not isinstance(micro_batch_size, int) or micro_batch_size < 1:
-        raise ValueError(f"micro_batch_size must be a positive integer, got {micro_batch_size!r}")
+    if not isinstance(micro_batch, int) or micro_batch < 1:
+        raise ValueError(f"micro_batch must be a positive integer, got {micro_batch!r}")
     trainable = [p for p in model.parameters() if p.requires_grad]
     owned = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
     moments, per_tensor = optimizer_state_multiplier(optimizer)
     parameter_bytes = _bytes(model.parameters())
     gradient_bytes = _bytes(trainable)
     optimizer_bytes = round(moments * _bytes(owned)) + per_tensor * len(owned)
-    activation_bytes = round(activation_bytes_per_sample * micro_batch_size)
+    activation_bytes = round(activation_bytes_per_sample * micro_batch)
     return MemoryReport(
         peak_bytes=parameter_bytes + gradient_bytes + optimizer_bytes + activation_bytes,
         parameter_bytes=parameter_bytes,
@@ -235,7 +235,7 @@ def estimate_training_memory(
         activation_bytes=activation_bytes,
         device=str(_device_of(model)),
         method=ANALYTIC_METHOD,
-        micro_batch_size=micro_batch_size,
+        micro_batch=micro_batch,
     )
 
 
@@ -414,8 +414,12 @@ def _rng_devices(device: torch.device) -> list:
     return [device] if device.type == "cuda" else []
 
 
-def _repeat(samples: torch.Tensor, size: int) -> torch.Tensor:
-    """`size` samples taken round-robin from `samples` (a new tensor, not a view)."""
+def repeat_samples(samples: torch.Tensor, size: int) -> torch.Tensor:
+    """`size` samples taken round-robin from `samples` (a new tensor, not a view).
+
+    >>> repeat_samples(torch.tensor([1, 2]), 5).tolist()
+    [1, 2, 1, 2, 1]
+    """
     return samples[torch.arange(size, device=samples.device) % len(samples)]
 
 
@@ -427,8 +431,12 @@ def _bytes(tensors) -> int:
     return sum(seen.values())
 
 
-def _mib(size: float) -> str:
-    """A size in bytes for people: 512 B, 3.5 KiB, 1.25 MiB."""
+def format_bytes(size: float) -> str:
+    """A size in bytes for people: 512 B, 3.5 KiB, 1.25 MiB.
+
+    >>> format_bytes(512), format_bytes(3584), format_bytes(1.25 * 2**20)
+    ('512 B', '3.5 KiB', '1.25 MiB')
+    """
     for unit, scale in (("GiB", 2**30), ("MiB", MiB), ("KiB", 2**10)):
         if abs(size) >= scale:
             return f"{size / scale:.4g} {unit}"
@@ -479,7 +487,7 @@ def memory_by_accumulation_steps(
     >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
     >>> x, y = torch.randn(8, 4), torch.randn(8, 2)
     >>> reports = memory_by_accumulation_steps(model, opt, torch.nn.MSELoss(), x, y, [1, 4])
-    >>> [r.micro_batch_size for r in reports]
+    >>> [r.micro_batch for r in reports]
     [8, 2]
     """
     return [measure_training_memory(model, optimizer, loss_fn, inputs, targets, n) for n in steps]

@@ -1,7 +1,8 @@
-"""Tiny models with a pluggable normalisation layer."""
+"""Tiny models: an MLP and a CNN with a pluggable normalisation layer, a sequence model."""
 
 from __future__ import annotations
 
+import torch
 from torch import nn
 
 NORMS = ("none", "batch", "layer", "group")
@@ -61,7 +62,6 @@ class MLP(nn.Sequential):
 class SmallCNN(nn.Sequential):
     """Two convolutions with normalisation, then a linear classifier; for 1-channel images.
 
-    >>> import torch
     >>> SmallCNN(10, norm="group")(torch.zeros(5, 1, 8, 8)).shape
     torch.Size([5, 10])
     """
@@ -78,3 +78,21 @@ class SmallCNN(nn.Sequential):
             nn.Flatten(),
             nn.Linear(8 * channels, classes),
         )
+
+
+class TinySequenceModel(nn.Module):
+    """Embedding -> one-layer GRU -> linear head: logits of shape (batch, length, vocab).
+
+    >>> TinySequenceModel(vocab=12)(torch.zeros(2, 5, dtype=torch.long)).shape
+    torch.Size([2, 5, 12])
+    """
+
+    def __init__(self, vocab: int = 12, dim: int = 16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.gru = nn.GRU(dim, dim, batch_first=True)
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        hidden, _ = self.gru(self.embed(tokens))
+        return self.head(hidden)

@@ -2,7 +2,7 @@
 
 How an effective batch is split: into `accumulation_steps` micro-batches whose sizes
 differ by at most one (`split_batch`, with each loss weighted by its share of the
-samples, so an uneven split is still exact). `micro_batch_size` is the largest of
+samples, so an uneven split is still exact). `micro_batch` is the largest of
 them: 10 samples in 4 steps are micro-batches of 3, 3, 2 and 2. Every micro-batch size
 from 1 to the effective batch is therefore possible, not only its divisors.
 
@@ -23,14 +23,20 @@ from typing import Callable
 import torch
 from torch import nn
 
-from gradacc_lessons.memory import MemoryReport, MiB, _mib, _repeat, measure_training_memory
+from gradacc_lessons.memory import (
+    MemoryReport,
+    MiB,
+    format_bytes,
+    measure_training_memory,
+    repeat_samples,
+)
 
 
 @dataclass(frozen=True)
 class AccumulationPlan:
     """How to reach `effective_batch` within `memory_budget` bytes, and the peak measured."""
 
-    micro_batch_size: int  # the largest micro-batch of the split
+    micro_batch: int  # the largest micro-batch of the split
     accumulation_steps: int
     predicted_peak_bytes: int  # measured on one window of this plan
     effective_batch: int
@@ -45,10 +51,11 @@ class AccumulationPlan:
 
     def __repr__(self) -> str:
         return (
-            f"AccumulationPlan(micro_batch_size={self.micro_batch_size}, "
+            f"AccumulationPlan(micro_batch={self.micro_batch}, "
             f"accumulation_steps={self.accumulation_steps}, "
-            f"predicted_peak={_mib(self.predicted_peak_bytes)}, "
-            f"memory_budget={_mib(self.memory_budget)}, effective_batch={self.effective_batch})"
+            f"predicted_peak={format_bytes(self.predicted_peak_bytes)}, "
+            f"memory_budget={format_bytes(self.memory_budget)}, "
+            f"effective_batch={self.effective_batch})"
         )
 
 
@@ -97,7 +104,7 @@ def plan_accumulation(
         size = sizes[_largest_fitting(len(sizes), lambda i: peak(sizes[i]) <= memory_budget, guess)]
     report = known[size]
     return AccumulationPlan(
-        micro_batch_size=size,
+        micro_batch=size,
         accumulation_steps=math.ceil(effective_batch / size),
         predicted_peak_bytes=report.peak_bytes,
         effective_batch=effective_batch,
@@ -152,8 +159,8 @@ def _measure_window(
     the new ones are added to them), so two stand for a window of any length.
     """
     steps = min(2, math.ceil(effective_batch / size))
-    inputs = _repeat(sample_inputs, steps * size)
-    targets = _repeat(sample_targets, steps * size)
+    inputs = repeat_samples(sample_inputs, steps * size)
+    targets = repeat_samples(sample_targets, steps * size)
     try:
         return measure_training_memory(model, optimizer, loss_fn, inputs, targets, steps)
     except torch.cuda.OutOfMemoryError:

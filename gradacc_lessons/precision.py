@@ -18,7 +18,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-from gradacc_lessons.accumulate import Event, _windows
+from gradacc_lessons.accumulate import Event, split_batch, windows
 
 
 def precision_for(device: torch.device | str) -> tuple[torch.dtype, bool]:
@@ -38,12 +38,12 @@ def mixed_precision_gradients(
     loss_fn: Callable,
     inputs: torch.Tensor,
     targets: torch.Tensor,
-    micro_batches: int = 1,
+    accumulation_steps: int = 1,
     dtype: torch.dtype | None = torch.bfloat16,
 ) -> dict[str, torch.Tensor]:
-    """Gradients of the batch's mean loss, accumulated over `micro_batches` under autocast.
+    """Gradients of the batch's mean loss, accumulated over N micro-batches under autocast.
 
-    dtype=None runs without autocast (the float32 reference); micro_batches=1
+    dtype=None runs without autocast (the float32 reference); accumulation_steps=1
     is the full batch. The model's .grad buffers are left as they were.
 
     >>> model = torch.nn.Linear(4, 2)
@@ -54,24 +54,11 @@ def mixed_precision_gradients(
     """
     params = dict(model.named_parameters())
     grads = {name: torch.zeros_like(p) for name, p in params.items()}
-    for x, y in zip(inputs.tensor_split(micro_batches), targets.tensor_split(micro_batches)):
+    for x, y in split_batch(inputs, targets, accumulation_steps):
         loss = _loss(model, loss_fn, x, y, dtype) * (len(x) / len(inputs))
         for name, g in zip(params, torch.autograd.grad(loss, list(params.values()))):
             grads[name] += g  # the sum over micro-batches that .grad would hold
     return grads
-
-
-def relative_error(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
-    """L2 norm of a - b over all tensors together, relative to the L2 norm of b.
-
-    >>> relative_error({"w": torch.tensor([0.0, 4.0])}, {"w": torch.tensor([3.0, 4.0])})
-    0.6
-    """
-    if a.keys() != b.keys():
-        raise ValueError(f"both sides must name the same tensors, got {sorted(a)} and {sorted(b)}")
-    diff = sum(((a[k].double() - b[k].double()) ** 2).sum() for k in b) ** 0.5
-    norm = sum((t.double() ** 2).sum() for t in b.values()) ** 0.5
-    return (diff / norm).item()
 
 
 def _loss(model, loss_fn, x, y, dtype):
@@ -86,7 +73,7 @@ def train_mixed_precision(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
     loss_fn: Callable,
-    batches: Iterable[tuple[torch.Tensor, torch.Tensor]],
+    micro_batches: Iterable[tuple[torch.Tensor, torch.Tensor]],
     accumulation_steps: int,
     *,
     dtype: torch.dtype = torch.bfloat16,
@@ -102,8 +89,8 @@ def train_mixed_precision(
 
     >>> model = torch.nn.Linear(2, 2)
     >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    >>> batches = [(torch.ones(4, 2), torch.zeros(4, dtype=torch.long))] * 4
-    >>> len(train_mixed_precision(model, opt, torch.nn.functional.cross_entropy, batches, 2))
+    >>> micro_batches = [(torch.ones(4, 2), torch.zeros(4, dtype=torch.long))] * 4
+    >>> len(train_mixed_precision(model, opt, torch.nn.functional.cross_entropy, micro_batches, 2))
     2
     """
     if not isinstance(accumulation_steps, int) or accumulation_steps < 1:
@@ -114,18 +101,18 @@ def train_mixed_precision(
     optimizer.zero_grad(set_to_none=True)
     emit(Event("zero_grad", 0))
     losses = []
-    for window, micro_batches in enumerate(_windows(batches, accumulation_steps)):
-        samples = sum(len(x) for x, _ in micro_batches)
+    for index, window in enumerate(windows(micro_batches, accumulation_steps)):
+        samples = sum(len(x) for x, _ in window)
         window_loss = 0.0
-        for i, (x, y) in enumerate(micro_batches):
+        for i, (x, y) in enumerate(window):
             loss = _loss(model, loss_fn, x, y, dtype)
-            emit(Event("forward", window, i))
+            emit(Event("forward", index, i))
             weighted = loss * (len(x) / samples)
             # Scaled gradients add up in .grad; they stay scaled until the window ends.
             (scaler.scale(weighted) if scaler else weighted).backward()
-            emit(Event("backward", window, i))
+            emit(Event("backward", index, i))
             window_loss += loss.item() * len(x) / samples
-        _finish_window(model, optimizer, scaler, max_grad_norm, window, emit)
+        _finish_window(model, optimizer, scaler, max_grad_norm, index, emit)
         losses.append(window_loss)
     return losses
 

@@ -18,7 +18,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-from gradacc_lessons.accumulate import _scalar_loss, split_batch
+from gradacc_lessons.accumulate import scalar_loss, split_batch
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def _time_one(model, optimizer, loss_fn, chunks, batch: int, step_each: bool) ->
     _synchronize(device)
     start = time.perf_counter()
     for x, y in chunks:
-        loss = _scalar_loss(loss_fn, model(x), y)
+        loss = scalar_loss(loss_fn, model(x), y)
         if step_each:  # small-batch training: every micro-batch is its own update
             loss.backward()
             optimizer.step()

@@ -71,23 +71,23 @@ def problem(kind, dtype, batch=30):
 
 @pytest.mark.parametrize("kind", ["mlp", "cnn", "transformer"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("micro_batches", [1, 3, 4, 7, 30])
-def test_accumulated_matches_full_batch(kind, dtype, micro_batches):
+@pytest.mark.parametrize("accumulation_steps", [1, 3, 4, 7, 30])
+def test_accumulated_matches_full_batch(kind, dtype, accumulation_steps):
     model, x, y = problem(kind, dtype)
     loss_fn = nn.CrossEntropyLoss()
     reference = hand_gradients(model, loss_fn, x, y)
     assert_same(reference, full_batch_gradients(model, loss_fn, x, y), dtype)
-    assert_same(reference, accumulated_gradients(model, loss_fn, x, y, micro_batches), dtype)
+    assert_same(reference, accumulated_gradients(model, loss_fn, x, y, accumulation_steps), dtype)
 
 
-@pytest.mark.parametrize("micro_batches", [4, 7, 8])
-def test_naive_division_is_wrong_only_for_uneven_splits(micro_batches):
+@pytest.mark.parametrize("accumulation_steps", [4, 7, 8])
+def test_naive_division_is_wrong_only_for_uneven_splits(accumulation_steps):
     model, x, y = problem("mlp", torch.float64, batch=32)
     loss_fn = nn.CrossEntropyLoss()
     reference = hand_gradients(model, loss_fn, x, y)
-    naive = accumulated_gradients(model, loss_fn, x, y, micro_batches, normalize="naive")
+    naive = accumulated_gradients(model, loss_fn, x, y, accumulation_steps, normalize="naive")
     worst = max((naive[n] - reference[n]).norm() / reference[n].norm() for n in reference)
-    if 32 % micro_batches == 0:
+    if 32 % accumulation_steps == 0:
         assert worst < 1e-12
     else:
         assert worst > 1e-2, f"naive /N on an uneven split should deviate, got {worst:.1e}"
@@ -117,16 +117,16 @@ def test_split_batch_sizes_differ_by_at_most_one_and_keep_order():
 
 
 @pytest.mark.parametrize(
-    "micro_batches, message",
+    "accumulation_steps, message",
     [
         (0, "between 1 and the batch size 5"),
         (6, "between 1 and the batch size 5"),
         (2.0, "integer"),
     ],
 )
-def test_split_batch_rejects_bad_counts(micro_batches, message):
+def test_split_batch_rejects_bad_counts(accumulation_steps, message):
     with pytest.raises(ValueError, match=message):
-        split_batch(torch.zeros(5, 2), torch.zeros(5), micro_batches)
+        split_batch(torch.zeros(5, 2), torch.zeros(5), accumulation_steps)
 
 
 def test_split_batch_rejects_mismatched_targets():

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from gradacc_lessons.accumulate import accumulated_gradients
-from gradacc_lessons.batchnorm import (
+from gradacc_lessons.demos.batchnorm import (
     biases_before_batchnorm,
     compensating_momentum,
     compute_batchnorm_errors,
@@ -19,7 +19,7 @@ from gradacc_lessons.batchnorm import (
     running_stats_error,
     single_sample_error,
 )
-from gradacc_lessons.dropout import DropoutMLP, compute_dropout_comparison, with_masks
+from gradacc_lessons.demos.dropout import DropoutMLP, compute_dropout_comparison, with_masks
 
 
 def hand_full_batch(model, x, y):
@@ -52,7 +52,8 @@ def test_train_mode_batchnorm_does_not_match(kind, n):
 def test_per_sample_norms_match_in_float64(kind, norm, n):
     model, x, y = digits_problem(kind, norm)
     reference = hand_full_batch(model, x, y)
-    got = accumulated_gradients(model, F.cross_entropy, x, y, n)
+    how = {"sizes": n} if isinstance(n, list) else {"accumulation_steps": n}
+    got = accumulated_gradients(model, F.cross_entropy, x, y, **how)
     for name, g in reference.items():
         torch.testing.assert_close(got[name], g, rtol=1e-10, atol=1e-12, msg=name)
 
@@ -84,7 +85,7 @@ def test_errors_against_n():
 
 
 def test_fixes_table():
-    fixes = compute_fixes(micro_batches=4)
+    fixes = compute_fixes(accumulation_steps=4)
     exact = [k for k in fixes if "train mode" not in k]
     assert len(exact) == 6 and max(fixes[k] for k in exact) < 1e-12
     assert fixes["BatchNorm1d, train mode"] > 1e-2 and fixes["BatchNorm2d, train mode"] > 1e-2

@@ -7,13 +7,13 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from gradacc_lessons.checkpointing import (
+from gradacc_lessons.demos.checkpointing import (
     DeepMLP,
     block_forwards_per_step,
     compare_memory_levers,
     levers_table,
 )
-from gradacc_lessons.sharding import sharded_bytes, sharding_table
+from gradacc_lessons.demos.sharding import sharded_bytes, sharding_table
 
 
 def _gradients(use_checkpoint: bool, x, y) -> dict:
@@ -47,11 +47,11 @@ def test_checkpointed_blocks_run_their_forward_twice(use_checkpoint, expected):
 def rows():
     generator = torch.Generator().manual_seed(0)
     x, y = torch.randn(256, 64, generator=generator), torch.randint(10, (256,), generator=generator)
-    return compare_memory_levers(x, y, micro_batches=(1, 4), width=64, depth=4)
+    return compare_memory_levers(x, y, accumulation_steps=(1, 4), width=64, depth=4)
 
 
 def test_checkpointing_saves_one_block_activation_per_block(rows):
-    by = {(r.checkpoint, r.micro_batches): r for r in rows}
+    by = {(r.checkpoint, r.accumulation_steps): r for r in rows}
     # By hand: each block saves the outputs of its two ReLUs (its Linears save the same
     # tensors as their inputs); checkpointed, it saves only its input, which is the previous
     # block's output: one tensor of b x 64 float32 less per block.
@@ -66,7 +66,7 @@ def test_checkpointing_saves_one_block_activation_per_block(rows):
 
 
 def test_both_levers_lower_the_measured_peak(rows):
-    peak = {(r.checkpoint, r.micro_batches): r.peak_bytes for r in rows}
+    peak = {(r.checkpoint, r.accumulation_steps): r.peak_bytes for r in rows}
     assert peak[(True, 1)] < peak[(False, 1)]
     assert peak[(False, 4)] < peak[(False, 1)]
     assert peak[(True, 4)] < min(peak[(True, 1)], peak[(False, 4)])

@@ -1,4 +1,4 @@
-"""compare_gradients by hand, and lesson 1's printed loops against a full-batch run."""
+"""compare_tensors by hand, and lesson 1's printed loops against a full-batch run."""
 
 import copy
 
@@ -6,42 +6,55 @@ import pytest
 import torch
 from torch import nn
 
-from gradacc_lessons.compare import accumulation_errors, compare_gradients, parameters_of
-from gradacc_lessons.loops import (
+from gradacc_lessons.accumulate import merge_windows, split_batch
+from gradacc_lessons.compare import (
+    accumulation_errors,
+    compare_tensors,
+    parameters_of,
+    relative_error,
+)
+from gradacc_lessons.demos.loops import (
     count_steps,
     full_batch_loop,
-    micro_batches_of,
     off_by_one_loop,
     textbook_loop,
-    windows_as_batches,
 )
 from gradacc_lessons.models import MLP
 
 
 def test_comparison_by_hand():
+    # w: difference (0, 1, 0, 0), reference norm sqrt(1 + 16 + 4) = sqrt(21); b: no difference.
     a = {"w": torch.tensor([[1.0, -4.0], [2.0, 0.0]]), "b": torch.tensor([0.5])}
     b = {"w": torch.tensor([[1.0, -3.0], [2.0, 0.0]]), "b": torch.tensor([0.5])}
-    comparison = compare_gradients(a, b)
+    comparison = compare_tensors(a, b)
     assert [row.name for row in comparison.rows] == ["w", "b"]
-    assert comparison.rows[0].max_abs == 1.0 and comparison.rows[0].max_rel == 0.25
-    assert comparison.rows[1].max_abs == 0.0
-    assert comparison.max_abs == 1.0 and comparison.max_rel == 0.25
-    assert not comparison.allclose() and comparison.allclose(rtol=0.0, atol=1.0)
+    assert comparison.rows[0].max_abs == 1.0
+    assert comparison.rows[0].relative == pytest.approx(1 / 21**0.5)
+    assert comparison.rows[1].max_abs == 0.0 and comparison.rows[1].relative == 0.0
+    assert comparison.max_abs == 1.0
+    assert comparison.relative == pytest.approx(1 / (21 + 0.25) ** 0.5)
     text, html = str(comparison), comparison._repr_html_()
-    assert "w" in text and "2.500e-01" in text and "overall" in text
+    assert "w" in text and f"{1 / 21**0.5:.3e}" in text and "all" in text
     assert "<table>" in html and "<code>w</code>" in html
 
 
+def test_relative_error_by_hand():
+    reference = {"w": torch.tensor([3.0, 4.0]), "b": torch.tensor([0.0])}
+    other = {"w": torch.tensor([3.0, 4.0]), "b": torch.tensor([1.0])}
+    assert relative_error(reference, other) == pytest.approx(1 / 5)  # |(0, 0, 1)| / |(3, 4, 0)|
+    assert relative_error(reference, reference) == 0.0
+
+
 def test_a_zero_reference_with_a_difference_is_infinitely_off():
-    comparison = compare_gradients({"b": torch.zeros(2)}, {"b": torch.tensor([0.0, 1e-9])})
-    assert comparison.max_rel == float("inf")
+    comparison = compare_tensors({"b": torch.zeros(2)}, {"b": torch.tensor([0.0, 1e-9])})
+    assert comparison.relative == float("inf")
 
 
 def test_comparison_refuses_different_names_and_shapes():
-    with pytest.raises(ValueError, match="only in the first: \\['a'\\]"):
-        compare_gradients({"a": torch.zeros(1)}, {"b": torch.zeros(1)})
+    with pytest.raises(ValueError, match="only in the reference: \\['a'\\]"):
+        compare_tensors({"a": torch.zeros(1)}, {"b": torch.zeros(1)})
     with pytest.raises(ValueError, match="shape"):
-        compare_gradients({"a": torch.zeros(2)}, {"a": torch.zeros(3)})
+        compare_tensors({"a": torch.zeros(2)}, {"a": torch.zeros(3)})
 
 
 def test_accumulation_errors_separate_the_recipes():
@@ -66,21 +79,16 @@ def test_textbook_loop_is_full_batch_and_off_by_one_is_not():
     torch.manual_seed(1)
     start = MLP(5, 3, hidden=8).double()
     x, y = torch.randn(48, 5, dtype=torch.float64), torch.randint(3, (48,))
-    micro_batches = micro_batches_of(x, y, 6)  # 8 micro-batches, 2 windows of 4
+    micro_batches = split_batch(x, y, 8)  # 8 micro-batches of 6, 2 windows of 4
     # the reference written out here, independent of the loops under test
     batches = [(x[:24], y[:24]), (x[24:], y[24:])]
     assert all(
         torch.equal(a, b) and torch.equal(c, d)
-        for (a, c), (b, d) in zip(windows_as_batches(micro_batches, 4), batches)
+        for (a, c), (b, d) in zip(merge_windows(micro_batches, 4), batches)
     )
     reference, reference_steps = train(full_batch_loop, start, batches)
     good, good_steps = train(textbook_loop, start, micro_batches, 4)
     bad, bad_steps = train(off_by_one_loop, start, micro_batches, 4)
     assert reference_steps == good_steps == bad_steps == 2
-    assert compare_gradients(reference, good).max_rel < 1e-12
-    assert compare_gradients(reference, bad).max_rel > 1e-2
-
-
-def test_micro_batches_of_refuses_a_size_below_one():
-    with pytest.raises(ValueError, match="size"):
-        micro_batches_of(torch.zeros(3), torch.zeros(3), 0)
+    assert relative_error(reference, good) < 1e-12
+    assert relative_error(reference, bad) > 1e-2

@@ -14,8 +14,8 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from gradacc_lessons import distributed
-from gradacc_lessons.distributed import (
+from gradacc_lessons.demos import distributed
+from gradacc_lessons.demos.distributed import (
     IGNORE_INDEX,
     SYNC_MODES,
     DDPConfig,
@@ -36,7 +36,7 @@ def _ddp_children() -> list[psutil.Process]:
     alive = []
     for child in children:
         try:
-            if "gradacc_lessons.distributed" in " ".join(child.cmdline()):
+            if "gradacc_lessons.demos.distributed" in " ".join(child.cmdline()):
                 alive.append(child)
         except (psutil.NoSuchProcess, psutil.ZombieProcess):
             pass

@@ -5,13 +5,13 @@ import re
 import pytest
 import torch
 
-from gradacc_lessons.course import execute_notebook
+from tools.notebooks import execute_notebook
 
 from .conftest import NOTEBOOKS
 
 LESSON = NOTEBOOKS / "04_peak_memory.ipynb"
-LAST_CELL = """from gradacc_lessons.questions import questions_for
-from gradacc_lessons.selfcheck import self_check
+LAST_CELL = """from gradacc_lessons.quiz.questions import questions_for
+from gradacc_lessons.quiz.selfcheck import self_check
 
 self_check(questions_for(lesson=4))"""
 

@@ -115,14 +115,14 @@ def test_conv_activations_match_the_hand_count(width):
     assert abs(report.activation_bytes - expected) <= 0.10 * expected, (report, expected)
 
 
-@pytest.mark.parametrize("micro_batches", [2, 4, 8])
-def test_micro_batches_count_their_own_samples_not_the_batch(micro_batches):
+@pytest.mark.parametrize("accumulation_steps", [2, 4, 8])
+def test_micro_batches_count_their_own_samples_not_the_batch(accumulation_steps):
     # The micro-batches are views of one 64-sample batch: each must count 64/N samples.
     model = conv_net(4)
     x, y = conv_data(64)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    report = measure_training_memory(model, opt, nn.MSELoss(), x, y, micro_batches)
-    expected = (64 // micro_batches) * conv_saved_bytes_per_sample(4)
+    report = measure_training_memory(model, opt, nn.MSELoss(), x, y, accumulation_steps)
+    expected = (64 // accumulation_steps) * conv_saved_bytes_per_sample(4)
     assert abs(report.activation_bytes - expected) <= 0.10 * expected
 
 
@@ -164,7 +164,7 @@ def test_activations_shrink_with_accumulation(make, data, steps):
     loss = nn.CrossEntropyLoss() if make is Encoder else nn.MSELoss()
     x, y = data(64)
     whole = measure_training_memory(model, opt, loss, x, y)
-    split = measure_training_memory(model, opt, loss, x, y, micro_batches=steps)
+    split = measure_training_memory(model, opt, loss, x, y, accumulation_steps=steps)
     assert whole.activation_bytes >= 0.8 * steps * split.activation_bytes
     assert split.floor_bytes == whole.floor_bytes
 
@@ -209,7 +209,7 @@ def test_parts_equal_hand_counts_and_stay_constant(name):
         assert report.parameter_bytes == params * F32, (size, steps)
         assert report.gradient_bytes == params * F32, (size, steps)
         assert report.optimizer_bytes == hand_optimizer_bytes(name, params, tensors), (size, steps)
-        assert report.micro_batch_size == -(-size // steps)
+        assert report.micro_batch == -(-size // steps)
 
 
 @pytest.mark.parametrize("name", list(OPTIMIZERS))
@@ -240,7 +240,7 @@ def test_the_estimate_rejects_optimizers_it_does_not_model():
     model = conv_net(2)
     with pytest.raises(ValueError, match="SGD, Adam or AdamW.*RMSprop"):
         estimate_training_memory(model, torch.optim.RMSprop(model.parameters()), 4, 10.0)
-    with pytest.raises(ValueError, match="micro_batch_size"):
+    with pytest.raises(ValueError, match="micro_batch"):
         estimate_training_memory(model, torch.optim.SGD(model.parameters(), lr=0.1), 0, 10.0)
 
 
@@ -304,7 +304,7 @@ def test_measuring_leaves_model_optimizer_and_random_stream_alone():
     grads = [p.grad.clone() for p in model.parameters()]
     state = optimizer_state_bytes(opt), opt.state_dict()["state"][0]["exp_avg"].clone()
     rng = torch.get_rng_state()
-    measure_training_memory(model, opt, nn.MSELoss(), x, y, micro_batches=2)
+    measure_training_memory(model, opt, nn.MSELoss(), x, y, accumulation_steps=2)
     assert not model.training
     assert all(torch.equal(v, weights[k]) for k, v in model.state_dict().items())
     assert all(torch.equal(p.grad, g) for p, g in zip(model.parameters(), grads))
@@ -316,8 +316,8 @@ def test_measuring_leaves_model_optimizer_and_random_stream_alone():
 def test_learner_errors_name_the_argument():
     model = conv_net(2)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    with pytest.raises(ValueError, match="micro_batches must be"):
-        measure_training_memory(model, opt, nn.MSELoss(), *conv_data(4), micro_batches=5)
+    with pytest.raises(ValueError, match="accumulation_steps must be"):
+        measure_training_memory(model, opt, nn.MSELoss(), *conv_data(4), accumulation_steps=5)
     with pytest.raises(ValueError, match="loss_fn must return a scalar"):
         measure_training_memory(model, opt, nn.MSELoss(reduction="none"), *conv_data(4))
 

@@ -5,17 +5,17 @@ import pytest
 import torch
 from torch import nn
 
-from gradacc_lessons.budget_widget import budget_slider, describe_plan
+from gradacc_lessons.figures.explorers import budget_slider, describe_plan
+from gradacc_lessons.figures.plots import (
+    plot_memory_breakdown,
+    plot_peak_vs_steps,
+    plot_time_vs_steps,
+)
 from gradacc_lessons.memory import (
     MemoryReport,
     measure_training_memory,
     memory_by_accumulation_steps,
     memory_by_micro_batch,
-)
-from gradacc_lessons.memory_plots import (
-    plot_memory_breakdown,
-    plot_peak_vs_steps,
-    plot_time_vs_steps,
 )
 from gradacc_lessons.timing import TimingResult, time_effective_batch
 
@@ -44,8 +44,8 @@ def test_the_micro_batch_sweep_measures_each_size_and_models_it():
     opt = torch.optim.Adam(model.parameters())
     x, y = cnn_data(32)
     measured, modelled = memory_by_micro_batch(model, opt, nn.CrossEntropyLoss(), x, y, [1, 8, 32])
-    assert [r.micro_batch_size for r in measured] == [1, 8, 32]
-    assert [r.micro_batch_size for r in modelled] == [1, 8, 32]
+    assert [r.micro_batch for r in measured] == [1, 8, 32]
+    assert [r.micro_batch for r in modelled] == [1, 8, 32]
     alone = measure_training_memory(model, opt, nn.CrossEntropyLoss(), x[:8], y[:8])
     assert measured[1] == alone  # the sweep is the measurement, size by size
     for m, e in zip(measured, modelled):
@@ -60,7 +60,7 @@ def test_the_steps_sweep_keeps_the_effective_batch():
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     x, y = cnn_data(24)
     reports = memory_by_accumulation_steps(model, opt, nn.CrossEntropyLoss(), x, y, [1, 2, 3, 8])
-    assert [(r.micro_batches, r.micro_batch_size) for r in reports] == [
+    assert [(r.accumulation_steps, r.micro_batch) for r in reports] == [
         (1, 24),
         (2, 12),
         (3, 8),
@@ -100,7 +100,7 @@ def test_timing_rejects_bad_arguments():
     x, y = torch.randn(8, 4), torch.randint(2, (8,))
     with pytest.raises(ValueError, match="repeats"):
         time_effective_batch(model, opt, nn.CrossEntropyLoss(), x, y, [1], repeats=0)
-    with pytest.raises(ValueError, match="micro_batches must be"):
+    with pytest.raises(ValueError, match="accumulation_steps must be"):
         time_effective_batch(model, opt, nn.CrossEntropyLoss(), x, y, [16])
 
 
@@ -108,7 +108,7 @@ def test_timing_rejects_bad_arguments():
 
 
 def report(peak, parts, size, steps=1):
-    return MemoryReport(peak, *parts, "cpu", "test", micro_batch_size=size, micro_batches=steps)
+    return MemoryReport(peak, *parts, "cpu", "test", micro_batch=size, accumulation_steps=steps)
 
 
 def test_the_breakdown_stacks_the_parts_and_the_temporaries():

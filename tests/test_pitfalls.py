@@ -10,11 +10,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gradacc_lessons import damage, pitfalls
-from gradacc_lessons.damage import StepRecorder, record, uneven_sizes
-from gradacc_lessons.data import make_classification
-from gradacc_lessons.models import MLP
-from gradacc_lessons.sequences import TinySequenceModel, make_lengths, make_sequences, token_loss
+from gradacc_lessons.accumulate import token_loss
+from gradacc_lessons.data import make_classification, make_lengths, make_sequences
+from gradacc_lessons.demos import loops as pitfalls
+from gradacc_lessons.demos import pitfalls as damage
+from gradacc_lessons.demos.pitfalls import StepRecorder, record, uneven_sizes
+from gradacc_lessons.models import MLP, TinySequenceModel
 
 
 def problem(sizes, dtype, seed=0):
@@ -213,7 +214,7 @@ def test_measured_damage_of_each_pitfall(measure):
 
 
 def test_reductions_and_uneven_curves():
-    errors = damage.compute_reduction_errors(micro_batches=4)
+    errors = damage.compute_reduction_errors(accumulation_steps=4)
     assert errors["mean loss, divided by N"] < 1e-12 and errors["sum loss, no scaling"] < 1e-12
     assert errors["mean loss, no scaling"] == pytest.approx(3.0)  # 4x the gradient: error N - 1
     assert errors["sum loss, divided by N"] == pytest.approx(0.75)  # 1/4 of it: error 1 - 1/N
@@ -232,13 +233,13 @@ def test_uneven_sizes(batch, n, spread):
         assert sizes == [batch // n] * n
     with pytest.raises(ValueError, match="spread"):
         uneven_sizes(batch, n, 1.0)
-    with pytest.raises(ValueError, match="micro_batches"):
+    with pytest.raises(ValueError, match="accumulation_steps"):
         uneven_sizes(batch, batch + 1, 0.5)
 
 
 def test_loops_are_short():
     loops = [f for name, f in inspect.getmembers(pitfalls, inspect.isfunction) if "loop" in name]
-    assert len(loops) == 10
+    assert len(loops) == 13  # lesson 1's three and lesson 2's ten
     for loop in loops:
         assert len(inspect.getsource(loop).splitlines()) <= 20, loop.__name__
 

@@ -11,11 +11,11 @@ import pytest
 import tomllib
 import yaml
 
-from gradacc_lessons.colab import SETUP_CELL, URL_VARIABLE
+from tools.setup_cell import SETUP_CELL, URL_VARIABLE
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
-COMMITTED_NOTEBOOKS = LESSONS + sorted((ROOT / "quizzes" / "source").glob("*/*.ipynb"))
+COMMITTED_NOTEBOOKS = LESSONS + sorted((ROOT / "quizzes" / "course" / "source").glob("*/*.ipynb"))
 
 
 def test_there_are_lessons():
@@ -77,11 +77,13 @@ def test_setup_cell_installs_the_course_where_it_is_missing(tmp_path):
     assert missing.returncode != 0, "the test venv must start without gradacc_lessons"
 
     env = {**os.environ, URL_VARIABLE: str(ROOT), "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
-    script = SETUP_CELL + "\nimport gradacc_lessons\nprint(gradacc_lessons.__file__)\n"
+    script = SETUP_CELL + "\nimport gradacc_lessons\nimport torch\nprint(torch.get_num_threads())\n"
+    script += "print(gradacc_lessons.__file__)\n"
     run = subprocess.run(
         [python, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    assert "running on cpu" in run.stdout
-    installed_at = Path(run.stdout.strip().splitlines()[-1])
+    threads, where = run.stdout.strip().splitlines()[-2:]
+    assert threads == "1", "the setup cell sets one CPU thread (make_repeatable)"
+    installed_at = Path(where)
     assert installed_at.is_relative_to(venv), f"imported from {installed_at}, not the new venv"

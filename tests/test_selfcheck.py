@@ -9,9 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from gradacc_lessons import selfcheck
-from gradacc_lessons.questions import QUESTIONS, Question, faq_questions, question, questions_for
-from gradacc_lessons.selfcheck import (
+from gradacc_lessons.quiz import selfcheck
+from gradacc_lessons.quiz.questions import (
+    QUESTIONS,
+    Question,
+    faq_questions,
+    question,
+    questions_for,
+)
+from gradacc_lessons.quiz.selfcheck import (
     build_quiz,
     feedback_text,
     is_right,
@@ -97,8 +103,8 @@ def test_self_study_covers_the_faq_in_order_then_every_other_question_once():
 
 
 LESSON_CHECK = (
-    "from gradacc_lessons.questions import questions_for\n"
-    "from gradacc_lessons.selfcheck import self_check\n\n"
+    "from gradacc_lessons.quiz.questions import questions_for\n"
+    "from gradacc_lessons.quiz.selfcheck import self_check\n\n"
     "self_check(questions_for(lesson={n}))"
 )
 
@@ -217,8 +223,8 @@ def test_in_a_terminal_self_check_asks_with_input(monkeypatch, capsys):
 
 def test_a_script_without_stdin_does_not_block():
     code = (
-        "from gradacc_lessons.questions import faq_questions\n"
-        "from gradacc_lessons.selfcheck import self_check\n"
+        "from gradacc_lessons.quiz.questions import faq_questions\n"
+        "from gradacc_lessons.quiz.selfcheck import self_check\n"
         "self_check(faq_questions())\n"
     )
     done = subprocess.run(
@@ -234,10 +240,10 @@ def test_a_script_without_stdin_does_not_block():
 
 @pytest.mark.slow
 def test_quiz_notebook_runs_headless_and_shows_the_widget_with_a_text_fallback():
-    from gradacc_lessons.colab import SETUP_CELL
-    from gradacc_lessons.course import execute_notebook
+    from tools.notebooks import execute_notebook
+    from tools.setup_cell import SETUP_CELL
 
-    path = NOTEBOOKS / "07_self_study_quiz.ipynb"
+    path = NOTEBOOKS / "08_self_study_quiz.ipynb"
     notebook, seconds = execute_notebook(path)
     code = [c for c in notebook.cells if c.cell_type == "code"]
     assert code[0].source == SETUP_CELL

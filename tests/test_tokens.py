@@ -6,15 +6,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gradacc_lessons.accumulate import accumulated_gradients, count_tokens, split_batch
-from gradacc_lessons.sequences import (
-    TinySequenceModel,
-    compute_token_errors,
-    make_lengths,
-    make_sequences,
-    token_errors_for_lengths,
-    token_loss,
-)
+from gradacc_lessons.accumulate import accumulated_gradients, count_tokens, split_batch, token_loss
+from gradacc_lessons.data import make_lengths, make_sequences
+from gradacc_lessons.demos.pitfalls import compute_token_errors, token_errors_for_lengths
+from gradacc_lessons.models import TinySequenceModel
 
 VOCAB, B, T = 11, 12, 9
 
@@ -134,7 +129,8 @@ def test_tokens_match_the_full_batch_token_mean_in_float64(model_name, pattern, 
         split = [3, 4, 5]  # keep a micro-batch that holds padding only
     reference = hand_token_mean_gradients(model, tokens, targets)
     for loss_fn in (token_loss, channels_loss):
-        got = accumulated_gradients(model, loss_fn, tokens, targets, split, normalize="tokens")
+        how = {"sizes": split} if isinstance(split, list) else {"accumulation_steps": split}
+        got = accumulated_gradients(model, loss_fn, tokens, targets, **how, normalize="tokens")
         assert_float64_match(reference, got, f"{model_name}/{pattern}/{split}")
 
 
@@ -144,7 +140,9 @@ def test_tokens_match_in_float32_within_the_measured_tolerance(model_name):
     model = MODELS[model_name]()
     tokens, targets = padded("right", seed=3)
     reference = hand_token_mean_gradients(model, tokens, targets)
-    got = accumulated_gradients(model, token_loss, tokens, targets, [2, 7, 3], normalize="tokens")
+    got = accumulated_gradients(
+        model, token_loss, tokens, targets, sizes=[2, 7, 3], normalize="tokens"
+    )
     for name, g in reference.items():
         # float32: max|Δ| <= 1e-4 * max|g| passed 1,500 correct cases and fails every wrong recipe
         assert (got[name] - g).abs().max() <= 1e-4 * g.abs().max(), name
@@ -181,7 +179,7 @@ def test_custom_ignore_index():
         return F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-1)
 
     got = accumulated_gradients(
-        model, loss_fn, tokens, targets, [5, 7], normalize="tokens", ignore_index=-1
+        model, loss_fn, tokens, targets, sizes=[5, 7], normalize="tokens", ignore_index=-1
     )
     assert_float64_match(reference, got, "ignore_index=-1")
 
@@ -213,7 +211,7 @@ def test_sum_reduced_loss_needs_no_weight():
 
     mean = hand_token_mean_gradients(model, tokens, targets)
     n = int((targets != -100).sum())
-    got = accumulated_gradients(model, sum_loss, tokens, targets, [4, 3, 5], normalize="sum")
+    got = accumulated_gradients(model, sum_loss, tokens, targets, sizes=[4, 3, 5], normalize="sum")
     assert_float64_match({k: v * n for k, v in mean.items()}, got, "sum")
 
 
@@ -267,7 +265,7 @@ def test_float_targets_and_all_padding_raise():
 def test_bad_sizes_raise(sizes):
     x, y = torch.zeros(12, 2), torch.zeros(12)
     with pytest.raises(ValueError, match="add up to the batch size 12"):
-        split_batch(x, y, sizes)
+        split_batch(x, y, sizes=sizes)
 
 
 def test_generated_sequences_are_padded_with_ignore_index():
@@ -288,14 +286,14 @@ def test_token_errors_grow_with_spread_and_sorting():
     sorted_ = compute_token_errors(1.0, sort=True)
     assert even["buggy"] < 1e-12 < 1e-2 < spread["buggy"] < sorted_["buggy"]
     assert max(even["fixed"], spread["fixed"], sorted_["fixed"]) < 1e-12
-    extreme = token_errors_for_lengths(torch.tensor([1] * 4 + [64] * 4), micro_batches=2)
+    extreme = token_errors_for_lengths(torch.tensor([1] * 4 + [64] * 4), accumulation_steps=2)
     assert extreme["tokens_per_micro_batch"] == [4, 256] and extreme["buggy"] > 1.0
 
 
 def test_spread_explorer_shows_the_latest_value(capsys):
-    from gradacc_lessons.spread_explorer import spread_explorer, spread_report
+    from gradacc_lessons.figures.explorers import spread_explorer, spread_report
 
-    explorer = spread_explorer(micro_batches=4)
+    explorer = spread_explorer(accumulation_steps=4)
     slider, output = explorer.children
     assert "gradacc-spread-slider" in slider._dom_classes
     assert "gradacc-spread-output" in output._dom_classes

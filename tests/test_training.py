@@ -9,16 +9,16 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from gradacc_lessons.models import MLP
-from gradacc_lessons.training import (
+from gradacc_lessons.demos.training import (
     RUNS,
     TrainingConfig,
     lr_factor,
-    plot_curves,
     run_difference,
     split_digits,
     train_run,
 )
+from gradacc_lessons.figures.plots import plot_curves
+from gradacc_lessons.models import MLP
 
 matplotlib.use("Agg")
 CONFIG64 = TrainingConfig(epochs=2, dtype=torch.float64)

@@ -1,0 +1,441 @@
+"""Gradient accumulation under DistributedDataParallel, on CPU processes (gloo backend).
+
+DDP all-reduces (averages) the gradients across processes during every backward
+pass, unless the model is inside `no_sync()`. With accumulation, only the last
+micro-batch of a window needs that all-reduce. The catch: DDP decides whether
+to sync in the *forward* pass, so `no_sync()` must wrap forward and backward.
+
+`run_ddp` starts `world_size` real processes on 127.0.0.1 (each runs
+`python -m gradacc_lessons.demos.distributed`), trains the same model three ways and
+returns what each way communicated and learned. The processes are always
+stopped before it returns, on errors and time-outs too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import timedelta
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn import functional as F
+
+from gradacc_lessons.accumulate import IGNORE_INDEX
+from gradacc_lessons.data import make_classification
+from gradacc_lessons.models import MLP
+
+# How each micro-batch but the last of a window runs:
+SYNC_MODES = (
+    "no_sync",  # forward and backward inside no_sync(): the right way
+    "no_sync_backward_only",  # only backward inside no_sync(): the bug, it still syncs
+    "always_sync",  # no no_sync() at all
+)
+
+
+@dataclass(frozen=True)
+class DDPConfig:
+    """What the distributed experiment trains: sizes, steps and seed (float64 throughout)."""
+
+    world_size: int = 2
+    micro_batch: int = 4
+    accumulation_steps: int = 4
+    windows: int = 3  # optimizer steps
+    features: int = 8
+    classes: int = 3
+    hidden: int = 16
+    lr: float = 0.1
+    seed: int = 0
+
+    @property
+    def effective_batch(self) -> int:
+        """Samples behind one optimizer step: world size x micro-batch x accumulation steps."""
+        return effective_batch(self.world_size, self.micro_batch, self.accumulation_steps)
+
+
+def effective_batch(world_size: int, micro_batch: int, accumulation_steps: int) -> int:
+    """The global batch one optimizer step stands for, across all processes.
+
+    >>> effective_batch(world_size=8, micro_batch=16, accumulation_steps=4)
+    512
+    """
+    for name, value in [("world_size", world_size), ("micro_batch", micro_batch)]:
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if not isinstance(accumulation_steps, int) or accumulation_steps < 1:
+        raise ValueError(
+            f"accumulation_steps must be a positive integer, got {accumulation_steps!r}"
+        )
+    return world_size * micro_batch * accumulation_steps
+
+
+def make_model(config: DDPConfig) -> nn.Module:
+    """The model every process (and the single-process reference) starts from, in float64.
+
+    >>> make_model(DDPConfig())(torch.zeros(2, 8, dtype=torch.float64)).shape
+    torch.Size([2, 3])
+    """
+    torch.manual_seed(config.seed)
+    return MLP(config.features, config.classes, hidden=config.hidden).double()
+
+
+def make_data(config: DDPConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    """All samples of all windows, in float64: window w is rows w*E ... (w+1)*E - 1.
+
+    >>> x, y = make_data(DDPConfig(windows=2))
+    >>> tuple(x.shape)
+    (64, 8)
+    """
+    samples = config.windows * config.effective_batch
+    return make_classification(
+        samples, config.features, config.classes, seed=config.seed, dtype=torch.float64
+    )
+
+
+def rank_micro_batches(
+    x: torch.Tensor, y: torch.Tensor, window: int, rank: int, config: DDPConfig
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The micro-batches of process `rank` in `window`: its contiguous share, cut in N pieces.
+
+    >>> x, y = make_data(DDPConfig())
+    >>> [tuple(xb.shape) for xb, _ in rank_micro_batches(x, y, 0, 1, DDPConfig())][:2]
+    [(4, 8), (4, 8)]
+    """
+    share = config.micro_batch * config.accumulation_steps
+    start = window * config.effective_batch + rank * share
+    xs, ys = x[start : start + share], y[start : start + share]
+    return list(zip(xs.split(config.micro_batch), ys.split(config.micro_batch)))
+
+
+def train_full_batch(config: DDPConfig) -> dict[str, torch.Tensor]:
+    """The single-process reference: one step per window on all its samples at once.
+
+    >>> sorted(train_full_batch(DDPConfig(windows=1)))[:2]
+    ['0.bias', '0.weight']
+    """
+    model = make_model(config)
+    optimizer = torch.optim.SGD(model.parameters(), lr=config.lr, momentum=0.9)
+    x, y = make_data(config)
+    for xw, yw in zip(x.split(config.effective_batch), y.split(config.effective_batch)):
+        optimizer.zero_grad(set_to_none=True)
+        F.cross_entropy(model(xw), yw).backward()
+        optimizer.step()
+    return {n: p.detach().clone() for n, p in model.named_parameters()}
+
+
+def token_mean_gradients(config: DDPConfig) -> dict[str, torch.Tensor]:
+    """The single-process reference: gradient of the mean loss over all valid tokens of all ranks.
+
+    >>> sorted(token_mean_gradients(DDPConfig()))[:2]
+    ['0.bias', '0.weight']
+    """
+    model = make_model(config)
+    batches = [b for rank in range(config.world_size) for b in make_token_data(config, rank)]
+    logits = torch.cat([model(x).reshape(-1, config.classes) for x, _ in batches])
+    labels = torch.cat([y.reshape(-1) for _, y in batches])
+    F.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX).backward()
+    return {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+
+
+# --- what runs inside each process -------------------------------------------------------
+
+
+@dataclass
+class AllReduceCounter:
+    """Counts the gradient all-reduces that DDP launches (one per bucket of gradients).
+
+    >>> AllReduceCounter()
+    AllReduceCounter(calls=0, elements=0)
+    """
+
+    calls: int = 0
+    elements: int = 0
+
+
+def counting_allreduce_hook(counter: AllReduceCounter, bucket):
+    """A DDP communication hook: count the all-reduce, then average the bucket as DDP does."""
+    # No return annotation: DDP checks it against Future[Tensor], which a string fails.
+    counter.calls += 1
+    counter.elements += bucket.buffer().numel()
+    tensor = bucket.buffer().div_(dist.get_world_size())
+    future = dist.all_reduce(tensor, async_op=True).get_future()
+    return future.then(lambda fut: fut.value()[0])
+
+
+def micro_batch_step(ddp_model, x, y, weight: float, mode: str, last: bool) -> torch.Tensor:
+    """Forward and backward of one micro-batch, with `no_sync()` placed as `mode` says.
+
+    >>> micro_batch_step(None, None, None, 1.0, mode="sometimes", last=False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: mode must be one of (...), got 'sometimes'
+    """
+    if mode not in SYNC_MODES:
+        raise ValueError(f"mode must be one of {SYNC_MODES}, got {mode!r}")
+    skip_sync = not last and mode != "always_sync"
+    wrap_forward = (
+        ddp_model.no_sync() if skip_sync and mode == "no_sync" else contextlib.nullcontext()
+    )
+    wrap_backward = ddp_model.no_sync() if skip_sync else contextlib.nullcontext()
+    with wrap_forward:  # DDP decides here, in forward, whether this backward syncs
+        loss = F.cross_entropy(ddp_model(x), y)
+    with wrap_backward:
+        (loss * weight).backward()
+    return loss.detach()
+
+
+def train_ddp(config: DDPConfig, rank: int, mode: str) -> dict:
+    """Train under DDP in this process; return all-reduces per micro-batch and final parameters."""
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    model = DDP(make_model(config))
+    counter = AllReduceCounter()
+    model.register_comm_hook(counter, counting_allreduce_hook)
+    optimizer = torch.optim.SGD(model.parameters(), lr=config.lr, momentum=0.9)
+    x, y = make_data(config)
+    allreduces = []  # per window, the all-reduces each micro-batch's backward launched
+    for window in range(config.windows):
+        micro_batches = rank_micro_batches(x, y, window, rank, config)
+        per_micro_batch = []
+        for i, (xb, yb) in enumerate(micro_batches):
+            before = counter.calls
+            last = i == len(micro_batches) - 1
+            micro_batch_step(model, xb, yb, 1 / len(micro_batches), mode, last)
+            per_micro_batch.append(counter.calls - before)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        allreduces.append(per_micro_batch)
+    parameters = {n: p.detach().clone() for n, p in model.module.named_parameters()}
+    return {"allreduces": allreduces, "elements": counter.elements, "parameters": parameters}
+
+
+def global_token_count(valid_tokens: int) -> int:
+    """The number of valid (non-padding) tokens summed over all processes: one all-reduce."""
+    count = torch.tensor([valid_tokens], dtype=torch.int64)
+    dist.all_reduce(count)
+    return int(count.item())
+
+
+def make_token_data(config: DDPConfig, rank: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Padded sequences of process `rank`, as N micro-batches of (inputs, labels).
+
+    Rank 0 holds short sequences and rank 1 long ones, so the processes see very
+    different numbers of valid tokens. Padding positions carry IGNORE_INDEX.
+
+    >>> [tuple(t.shape) for t in make_token_data(DDPConfig(), rank=0)[0]]
+    [(4, 12, 8), (4, 12)]
+    """
+    generator = torch.Generator().manual_seed(config.seed + 1000 + rank)
+    seq_len, batches = 12, []
+    for _ in range(config.accumulation_steps):
+        shape = (config.micro_batch, seq_len)
+        x = torch.randn(*shape, config.features, generator=generator, dtype=torch.float64)
+        y = torch.randint(config.classes, shape, generator=generator)
+        low, high = (1, 4) if rank % 2 == 0 else (8, seq_len + 1)
+        lengths = torch.randint(low, high, (config.micro_batch,), generator=generator)
+        y[torch.arange(seq_len) >= lengths[:, None]] = IGNORE_INDEX
+        batches.append((x, y))
+    return batches
+
+
+def token_gradients(config: DDPConfig, rank: int, recipe: str) -> dict[str, torch.Tensor]:
+    """One window's DDP gradient of a token-level loss, normalised as `recipe` says.
+
+    recipe="local_mean": each process divides by its own valid-token count (the bug);
+    recipe="global_count": by the count all-reduced over processes, times the world
+    size because DDP averages over processes. Only the second is the global token mean.
+    """
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    model = DDP(make_model(config))
+    batches = make_token_data(config, rank)
+    local = sum(int((y != IGNORE_INDEX).sum()) for _, y in batches)
+    if recipe == "local_mean":
+        scale = 1.0 / local
+    elif recipe == "global_count":
+        scale = dist.get_world_size() / global_token_count(local)
+    else:
+        raise ValueError(f"recipe must be 'local_mean' or 'global_count', got {recipe!r}")
+    for i, (x, y) in enumerate(batches):
+        sync = contextlib.nullcontext() if i == len(batches) - 1 else model.no_sync()
+        with sync:
+            logits = model(x).reshape(-1, config.classes)
+            loss_sum = F.cross_entropy(
+                logits, y.reshape(-1), ignore_index=IGNORE_INDEX, reduction="sum"
+            )
+            (loss_sum * scale).backward()
+    return {n: p.grad.detach().clone() for n, p in model.module.named_parameters()}
+
+
+def _worker(config: DDPConfig, rank: int, port: int, out: Path, timeout_s: float) -> None:
+    torch.set_num_threads(1)  # one core per process
+    dist.init_process_group(
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=config.world_size,
+        timeout=timedelta(seconds=timeout_s),
+    )
+    try:
+        result = {mode: train_ddp(config, rank, mode) for mode in SYNC_MODES}
+        result["token_gradients"] = {
+            recipe: token_gradients(config, rank, recipe)
+            for recipe in ("local_mean", "global_count")
+        }
+        torch.save(result, out / f"rank{rank}.pt")
+    finally:
+        dist.destroy_process_group()
+
+
+# --- what runs in the notebook's (or the test's) process ----------------------------------
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that is free right now.
+
+    >>> 1024 <= free_port() <= 65535
+    True
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class DDPResult:
+    """What each sync mode communicated and learned, as seen by every process."""
+
+    config: DDPConfig
+    allreduces: dict[str, list[list[list[int]]]]  # mode -> rank -> window -> micro-batch
+    elements: dict[str, list[int]]  # mode -> rank -> gradient entries all-reduced in total
+    parameters: dict[str, list[dict[str, torch.Tensor]]]  # mode -> rank -> trained parameters
+    token_gradients: dict[str, list[dict[str, torch.Tensor]]]  # recipe -> rank -> gradients
+    seconds: float = field(default=0.0)
+
+    def allreduces_per_step(self, mode: str, rank: int = 0) -> float:
+        """Mean number of all-reduces per optimizer step for `mode`."""
+        windows = self.allreduces[mode][rank]
+        return sum(map(sum, windows)) / len(windows)
+
+    def table(self) -> str:
+        """One line per mode: all-reduces of each micro-batch in a window, and per step."""
+        lines = [f"{'mode':<22} {'all-reduces per micro-batch':<28} {'per optimizer step':>18}"]
+        for mode in SYNC_MODES:
+            pattern = str(self.allreduces[mode][0][-1])
+            lines.append(f"{mode:<22} {pattern:<28} {self.allreduces_per_step(mode):>18.1f}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        steps = ", ".join(f"{m}={self.allreduces_per_step(m):g}" for m in SYNC_MODES)
+        return f"DDPResult(world_size={self.config.world_size}, all-reduces per step: {steps})"
+
+
+def run_ddp(config: DDPConfig | None = None, timeout_s: float = 120.0) -> DDPResult:
+    """Start `config.world_size` gloo processes on 127.0.0.1, run the experiment, collect it.
+
+    The processes are killed (their whole process group) before this returns,
+    whether they finished, failed or ran past `timeout_s`.
+    """
+    config = config or DDPConfig()
+    if config.world_size < 1:
+        raise ValueError(f"world_size must be at least 1, got {config.world_size}")
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="gradacc-ddp-") as folder:
+        out = Path(folder)
+        processes: list[subprocess.Popen] = []
+        try:  # whatever happens from here on (an error, a time-out, Ctrl-C), stop them all
+            _launch(config, out, free_port(), timeout_s, processes)
+            _wait(processes, out, timeout_s)
+        finally:
+            _stop(processes)
+        ranks = [
+            torch.load(out / f"rank{r}.pt", weights_only=True) for r in range(config.world_size)
+        ]
+    return _collect(config, ranks, time.perf_counter() - start)
+
+
+def _launch(
+    config: DDPConfig, out: Path, port: int, timeout_s: float, processes: list[subprocess.Popen]
+) -> None:
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    package_root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    for rank in range(config.world_size):
+        command = [sys.executable, "-m", "gradacc_lessons.demos.distributed", "--rank", str(rank)]
+        command += ["--port", str(port), "--out", str(out), "--timeout", str(timeout_s)]
+        command += ["--config", json.dumps(asdict(config))]
+        log = open(out / f"rank{rank}.log", "wb")  # noqa: SIM115 -- closed with the process
+        # A new session makes the process the leader of its own group: _stop kills the group.
+        processes.append(
+            subprocess.Popen(
+                command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        )
+        log.close()  # the child holds its own copy of the file
+
+
+def _wait(processes: list[subprocess.Popen], out: Path, timeout_s: float) -> None:
+    # Poll them all: when one process fails, the others would wait for it until
+    # their own time-out, so raise at once (run_ddp then stops the rest).
+    deadline = time.monotonic() + timeout_s
+    while True:
+        codes = [process.poll() for process in processes]
+        for rank, code in enumerate(codes):
+            if code not in (None, 0):
+                log = (out / f"rank{rank}.log").read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"DDP process {rank} exited with code {code}:\n{log}")
+        if all(code == 0 for code in codes):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the DDP processes ran past timeout_s={timeout_s} s; raise it")
+        time.sleep(0.05)
+
+
+def _stop(processes: list[subprocess.Popen]) -> None:
+    for process in processes:
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                if hasattr(os, "killpg"):
+                    os.killpg(process.pid, signal.SIGKILL)
+                else:
+                    process.kill()
+        process.wait()
+
+
+def _collect(config: DDPConfig, ranks: list[dict], seconds: float) -> DDPResult:
+    return DDPResult(
+        config=config,
+        allreduces={m: [r[m]["allreduces"] for r in ranks] for m in SYNC_MODES},
+        elements={m: [r[m]["elements"] for r in ranks] for m in SYNC_MODES},
+        parameters={m: [r[m]["parameters"] for r in ranks] for m in SYNC_MODES},
+        token_gradients={
+            recipe: [r["token_gradients"][recipe] for r in ranks]
+            for recipe in ("local_mean", "global_count")
+        },
+        seconds=seconds,
+    )
+
+
+def _main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="one process of gradacc's DDP experiment")
+    parser.add_argument("--rank", type=int, required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--config", type=json.loads, required=True)
+    args = parser.parse_args(argv)
+    _worker(DDPConfig(**args.config), args.rank, args.port, args.out, args.timeout)
+
+
+if __name__ == "__main__":
+    _main()

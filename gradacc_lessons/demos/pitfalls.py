@@ -1,0 +1,431 @@
+"""The measured damage of each scaling pitfall: its broken loop and its fix against the full batch.
+
+Each loop of `gradacc_lessons.demos.loops` runs with a `StepRecorder` in place of the
+optimizer: the recorder keeps the gradient (and learning rate) every step() sees
+and leaves the parameters alone, so each window can be compared with one batch
+of the same samples, computed independently by `full_batch_gradients`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import torch
+
+from gradacc_lessons.accumulate import (
+    accumulated_gradients,
+    count_tokens,
+    full_batch_gradients,
+    merge_windows,
+    split_batch,
+    token_loss,
+)
+from gradacc_lessons.compare import compare_tensors, relative_error
+from gradacc_lessons.data import make_classification, make_lengths, make_sequences
+from gradacc_lessons.demos.loops import (
+    clip_once_loop,
+    clip_per_micro_batch_loop,
+    divide_by_n_loop,
+    last_window_loop,
+    log_last_micro_batch_loop,
+    log_window_loss_loop,
+    scheduler_per_micro_batch_loop,
+    scheduler_per_step_loop,
+    weight_by_samples_loop,
+    weight_by_tokens_loop,
+)
+from gradacc_lessons.models import MLP, TinySequenceModel
+
+
+class StepRecorder(torch.optim.Optimizer):
+    """An optimizer that records the gradients and learning rate each step() sees.
+
+    It leaves the parameters alone, so every window is measured at the same point
+    and can be compared with the full batch of that window.
+
+    >>> model = torch.nn.Linear(2, 1)
+    >>> recorder = StepRecorder(model)
+    >>> model(torch.ones(1, 2)).sum().backward(); recorder.step()
+    >>> len(recorder.gradients), recorder.lrs
+    (1, [1.0])
+    """
+
+    def __init__(self, model: torch.nn.Module, lr: float = 1.0):
+        self._named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+        super().__init__([p for _, p in self._named], {"lr": lr})
+        self.gradients: list[dict[str, torch.Tensor]] = []
+        self.lrs: list[float] = []
+        self.logged = None  # what the loop returned (the losses it logged), if anything
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        self.lrs.append(float(self.param_groups[0]["lr"]))
+        self.gradients.append(
+            {n: torch.zeros_like(p) if p.grad is None else p.grad.clone() for n, p in self._named}
+        )
+
+    def __repr__(self) -> str:
+        return f"StepRecorder(steps={len(self.gradients)})"
+
+
+def uneven_sizes(batch: int, accumulation_steps: int, spread: float, seed: int = 0) -> list[int]:
+    """`accumulation_steps` micro-batch sizes adding up to `batch`, within ±spread of the mean.
+
+    >>> uneven_sizes(64, 4, spread=0.0)
+    [16, 16, 16, 16]
+    >>> sum(uneven_sizes(64, 4, spread=0.9))
+    64
+    """
+    if not 1 <= accumulation_steps <= batch:
+        raise ValueError(
+            f"accumulation_steps must be between 1 and batch={batch}, got {accumulation_steps}"
+        )
+    if not 0.0 <= spread < 1.0:
+        raise ValueError(f"spread must be at least 0 and below 1, got {spread}")
+    generator = torch.Generator().manual_seed(seed)
+    shares = 1 + spread * (
+        2 * torch.rand(accumulation_steps, generator=generator, dtype=torch.float64) - 1
+    )
+    raw = shares / shares.sum() * (batch - accumulation_steps)  # every micro-batch keeps one sample
+    sizes = [1 + int(r) for r in raw.floor()]
+    for i in (raw - raw.floor()).argsort(descending=True)[: batch - sum(sizes)].tolist():
+        sizes[i] += 1  # hand the rounding remainder to the largest fractions
+    return sizes
+
+
+@dataclass(frozen=True)
+class Damage:
+    """How far a broken loop and its fix land from the full batch (relative errors)."""
+
+    pitfall: str
+    broken: float
+    fixed: float
+    details: dict = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"Damage({self.pitfall}: broken {self.broken:.1%}, fixed {self.fixed:.1e})"
+
+
+def classification_problem(
+    samples: int = 64, seed: int = 0, dtype: torch.dtype = torch.float64
+) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
+    """A small MLP and a 4-class problem of `samples` points, in `dtype`."""
+    x, y = make_classification(samples=samples, features=20, classes=4, seed=seed, dtype=dtype)
+    torch.manual_seed(seed)
+    return MLP(20, 4, hidden=32).to(dtype), x, y
+
+
+def record(loop, model, loss_fn, micro_batches, accumulation_steps, **extras) -> StepRecorder:
+    """Run `loop` with a StepRecorder as its optimizer; return the recorder."""
+    recorder = StepRecorder(model)
+    result = loop(model, recorder, loss_fn, micro_batches, accumulation_steps, **extras)
+    recorder.logged = result
+    model.zero_grad(set_to_none=True)
+    return recorder
+
+
+def window_errors(recorder: StepRecorder, references: list[dict]) -> list[float]:
+    """L2 relative error of each recorded step against its window's reference gradient."""
+    if len(recorder.gradients) != len(references):
+        raise ValueError(f"{len(recorder.gradients)} steps recorded, {len(references)} expected")
+    return [relative_error(ref, got) for ref, got in zip(references, recorder.gradients)]
+
+
+def _gradient_damage(name, model, loss_fn, micro_batches, steps, broken, fixed, **extras):
+    """Worst window error of the broken and the fixed loop against one batch per window."""
+    references = [
+        full_batch_gradients(model, loss_fn, x, y) for x, y in merge_windows(micro_batches, steps)
+    ]
+    errors = {}
+    for label, loop in (("broken", broken), ("fixed", fixed)):
+        recorder = record(loop, model, loss_fn, micro_batches, steps, **extras)
+        errors[label] = window_errors(recorder, references)
+    return Damage(name, max(errors["broken"]), max(errors["fixed"]), {"per_window": errors})
+
+
+def compute_uneven_damage(sizes: tuple[int, ...] = (24, 24, 16), seed: int = 0) -> Damage:
+    """One window of uneven micro-batches: divide by N vs weight by samples (float64).
+
+    >>> compute_uneven_damage((8, 8)).broken < 1e-12
+    True
+    """
+    model, x, y = classification_problem(sum(sizes), seed)
+    micro_batches = split_batch(x, y, sizes=list(sizes))
+    return _gradient_damage(
+        "uneven micro-batches",
+        model,
+        torch.nn.functional.cross_entropy,
+        micro_batches,
+        len(sizes),
+        divide_by_n_loop,
+        weight_by_samples_loop,
+    )
+
+
+def compute_token_damage(
+    lengths: torch.Tensor, accumulation_steps: int = 4, seed: int = 0
+) -> Damage:
+    """One window of padded sequences: token mean / N vs weight by tokens (float64).
+
+    >>> compute_token_damage(torch.tensor([5, 5, 5, 5]), accumulation_steps=2).broken < 1e-12
+    True
+    """
+    inputs, targets = make_sequences(lengths, seed=seed)
+    torch.manual_seed(seed)
+    model = TinySequenceModel().double()
+    micro_batches = split_batch(inputs, targets, accumulation_steps)
+    return _gradient_damage(
+        "token mean / N",
+        model,
+        token_loss,
+        micro_batches,
+        accumulation_steps,
+        divide_by_n_loop,
+        weight_by_tokens_loop,
+    )
+
+
+def compute_last_window_damage(
+    micro_batch_count: int = 10, accumulation_steps: int = 4, size: int = 8, seed: int = 0
+) -> Damage:
+    """An epoch whose last window is short: divide by the configured N vs by samples.
+
+    >>> compute_last_window_damage(micro_batch_count=8, accumulation_steps=4).broken < 1e-12
+    True
+    """
+    model, x, y = classification_problem(micro_batch_count * size, seed)
+    micro_batches = split_batch(x, y, sizes=[size] * micro_batch_count)
+    return _gradient_damage(
+        "last incomplete window",
+        model,
+        torch.nn.functional.cross_entropy,
+        micro_batches,
+        accumulation_steps,
+        last_window_loop,
+        weight_by_samples_loop,
+    )
+
+
+def compute_clipping_damage(
+    max_norm_fraction: float = 0.2, accumulation_steps: int = 4, size: int = 16, seed: int = 0
+) -> Damage:
+    """Clipping inside the window vs once per window, against the clipped full-batch gradient.
+
+    max_norm is `max_norm_fraction` times the full batch's gradient norm, so clipping acts.
+
+    >>> compute_clipping_damage().broken > 0.01
+    True
+    """
+    model, x, y = classification_problem(accumulation_steps * size, seed)
+    loss_fn = torch.nn.functional.cross_entropy
+    full = full_batch_gradients(model, loss_fn, x, y)
+    norm = sum(float((g**2).sum()) for g in full.values()) ** 0.5
+    max_norm = max_norm_fraction * norm
+    clipped = {n: g * min(1.0, max_norm / (norm + 1e-6)) for n, g in full.items()}  # by hand
+    micro_batches = split_batch(x, y, sizes=[size] * accumulation_steps)
+    errors = {}
+    for label, loop in (("broken", clip_per_micro_batch_loop), ("fixed", clip_once_loop)):
+        recorder = record(
+            loop, model, loss_fn, micro_batches, accumulation_steps, max_norm=max_norm
+        )
+        errors[label] = window_errors(recorder, [clipped])[0]
+    return Damage(
+        "clipping per micro-batch", errors["broken"], errors["fixed"], {"max_norm": max_norm}
+    )
+
+
+def compute_logging_damage(
+    micro_batch_count: int = 8, accumulation_steps: int = 4, size: int = 16, seed: int = 0
+) -> Damage:
+    """The logged loss of each window against the mean loss of its samples in one batch.
+
+    >>> compute_logging_damage().fixed < 1e-12
+    True
+    """
+    model, x, y = classification_problem(micro_batch_count * size, seed)
+    loss_fn = torch.nn.functional.cross_entropy
+    micro_batches = split_batch(x, y, sizes=[size] * micro_batch_count)
+    with torch.no_grad():
+        truth = [
+            loss_fn(model(wx), wy).item()
+            for wx, wy in merge_windows(micro_batches, accumulation_steps)
+        ]
+    logged = {}
+    for label, loop in (("broken", log_last_micro_batch_loop), ("fixed", log_window_loss_loop)):
+        logged[label] = record(loop, model, loss_fn, micro_batches, accumulation_steps).logged
+    worst = {k: max(abs(a - t) / t for a, t in zip(v, truth)) for k, v in logged.items()}
+    return Damage("logged loss", worst["broken"], worst["fixed"], {"truth": truth, **logged})
+
+
+def warmup(warmup_steps: int):
+    """A linear warm-up over `warmup_steps` scheduler steps, for LambdaLR."""
+    return lambda step: min(1.0, (step + 1) / warmup_steps)
+
+
+def compute_schedules(
+    windows: int = 12, accumulation_steps: int = 4, size: int = 8, warmup_steps: int = 8
+) -> dict:
+    """Learning rate at each optimizer step against samples seen: full batch, broken, fixed.
+
+    The full-batch run steps its scheduler once per batch of accumulation_steps * size.
+
+    >>> s = compute_schedules(windows=3, accumulation_steps=2, warmup_steps=4)
+    >>> s["full"], s["fixed"]
+    ([0.25, 0.5, 0.75], [0.25, 0.5, 0.75])
+    """
+    model, x, y = classification_problem(windows * accumulation_steps * size, seed=0)
+    loss_fn = torch.nn.functional.cross_entropy
+    micro_batches = split_batch(x, y, sizes=[size] * (windows * accumulation_steps))
+    lrs = {}
+    for label, loop, data, steps in (
+        ("full", scheduler_per_step_loop, merge_windows(micro_batches, accumulation_steps), 1),
+        ("broken", scheduler_per_micro_batch_loop, micro_batches, accumulation_steps),
+        ("fixed", scheduler_per_step_loop, micro_batches, accumulation_steps),
+    ):
+        recorder = StepRecorder(model)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(recorder, warmup(warmup_steps))
+        with warnings.catch_warnings():  # the broken loop steps the scheduler before the optimizer
+            warnings.simplefilter("ignore", UserWarning)
+            loop(model, recorder, loss_fn, data, steps, scheduler=scheduler)
+        lrs[label] = recorder.lrs
+    model.zero_grad(set_to_none=True)
+    lrs["samples_seen"] = [(k + 1) * accumulation_steps * size for k in range(windows)]
+    return lrs
+
+
+def schedule_damage(schedules: dict) -> Damage:
+    """Worst relative learning-rate error of the broken and the fixed loop against the full batch.
+
+    >>> schedule_damage({"full": [0.5, 1.0], "broken": [1.0, 1.0], "fixed": [0.5, 1.0]}).broken
+    1.0
+    """
+
+    def worst(lrs):
+        return max(abs(a - b) / b for a, b in zip(lrs, schedules["full"]))
+
+    return Damage(
+        "scheduler per micro-batch", worst(schedules["broken"]), worst(schedules["fixed"])
+    )
+
+
+def compute_reduction_errors(accumulation_steps: int = 4, samples: int = 64) -> dict[str, float]:
+    """What a mean-reduced and a sum-reduced loss each need when accumulating (float64 errors).
+
+    >>> errors = compute_reduction_errors()
+    >>> errors["sum loss, no scaling"] < 1e-12 < errors["sum loss, divided by N"]
+    True
+    """
+    model, x, y = classification_problem(samples)
+    mean_loss = torch.nn.functional.cross_entropy
+
+    def sum_loss(logits, targets):
+        return torch.nn.functional.cross_entropy(logits, targets, reduction="sum")
+
+    full_mean = full_batch_gradients(model, mean_loss, x, y)
+    full_sum = full_batch_gradients(model, sum_loss, x, y)
+
+    def error(loss_fn, normalize, reference):
+        acc = accumulated_gradients(model, loss_fn, x, y, accumulation_steps, normalize=normalize)
+        return relative_error(reference, acc)
+
+    return {
+        "mean loss, divided by N": error(mean_loss, "naive", full_mean),
+        "mean loss, no scaling": error(mean_loss, "sum", full_mean),
+        "sum loss, no scaling": error(sum_loss, "sum", full_sum),
+        "sum loss, divided by N": error(sum_loss, "naive", full_sum),
+    }
+
+
+def uneven_errors(sizes: list[int], seed: int = 0) -> dict[str, float]:
+    """Gradient error of naive /N and of weighting by samples on micro-batches of these sizes.
+
+    >>> uneven_errors([24, 24, 16])["naive"] > 0.01
+    True
+    """
+    model, x, y = classification_problem(sum(sizes), seed)
+    loss_fn = torch.nn.functional.cross_entropy
+    full = full_batch_gradients(model, loss_fn, x, y)
+    return {
+        normalize: relative_error(
+            full, accumulated_gradients(model, loss_fn, x, y, sizes=sizes, normalize=normalize)
+        )
+        for normalize in ("naive", "samples")
+    }
+
+
+def compute_uneven_curves(
+    ns: tuple[int, ...] = (2, 3, 4, 6, 8, 12, 16),
+    spreads: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8, 0.95),
+    spread: float = 0.6,
+    accumulation_steps: int = 4,
+    batch: int = 64,
+) -> dict[str, dict[str, list]]:
+    """Errors of naive /N and of weighting by samples, against N (at `spread`) and against
+    the spread of sizes (at `accumulation_steps`), on batches of `batch` samples.
+
+    >>> curves = compute_uneven_curves(ns=(2,), spreads=(0.0,))
+    >>> curves["spread"]["naive"][0] < 1e-12
+    True
+    """
+    by_n = [uneven_errors(uneven_sizes(batch, n, spread)) for n in ns]
+    by_spread = [uneven_errors(uneven_sizes(batch, accumulation_steps, s)) for s in spreads]
+    return {
+        "n": {"x": list(ns), **{k: [e[k] for e in by_n] for k in ("naive", "samples")}},
+        "spread": {
+            "x": list(spreads),
+            **{k: [e[k] for e in by_spread] for k in ("naive", "samples")},
+        },
+    }
+
+
+def compute_token_errors(
+    spread: float,
+    accumulation_steps: int = 4,
+    samples: int = 32,
+    mean_length: int = 12,
+    sort: bool = False,
+    seed: int = 0,
+) -> dict:
+    """L2 relative gradient errors of the buggy and the fixed token normalisation (float64).
+
+    Lengths spread over mean_length * (1 ± spread); see `token_errors_for_lengths`.
+
+    >>> errors = compute_token_errors(spread=0.0)
+    >>> errors["buggy"] < 1e-12 and errors["fixed"] < 1e-12
+    True
+    """
+    lengths = make_lengths(samples, mean_length, spread, seed=seed, sort=sort)
+    return token_errors_for_lengths(lengths, accumulation_steps, seed=seed)
+
+
+def token_errors_for_lengths(lengths: torch.Tensor, accumulation_steps: int, seed: int = 0) -> dict:
+    """Gradient errors on sequences of these lengths, split in order into `accumulation_steps`.
+
+    "buggy": each micro-batch's token mean divided by the number of micro-batches
+    (the 2024 Transformers bug); "fixed": normalize="tokens". Both are compared
+    with the full batch's token mean: "buggy" and "fixed" are L2 relative errors,
+    "max_abs_fixed" the fixed one's largest absolute difference.
+
+    >>> errors = token_errors_for_lengths(torch.tensor([1, 1, 8, 8]), accumulation_steps=2)
+    >>> errors["tokens_per_micro_batch"], errors["buggy"] > 0.1, errors["fixed"] < 1e-12
+    ([2, 16], True, True)
+    """
+    inputs, targets = make_sequences(lengths, seed=seed)
+    torch.manual_seed(seed)
+    model = TinySequenceModel().double()
+    full = full_batch_gradients(model, token_loss, inputs, targets)
+    buggy = accumulated_gradients(
+        model, token_loss, inputs, targets, accumulation_steps, normalize="naive"
+    )
+    fixed = accumulated_gradients(
+        model, token_loss, inputs, targets, accumulation_steps, normalize="tokens"
+    )
+    return {
+        "buggy": relative_error(full, buggy),
+        "fixed": relative_error(full, fixed),
+        "max_abs_fixed": compare_tensors(full, fixed).max_abs,
+        "tokens_per_micro_batch": [
+            count_tokens(y) for _, y in split_batch(inputs, targets, accumulation_steps)
+        ],
+    }

@@ -1,0 +1,46 @@
+"""How the course shows a widget: live where a kernel runs, as static HTML where none does.
+
+A course page rendered without a kernel (the course site, a notebook viewer) cannot
+draw a widget: it would show an empty box. `show_widget` therefore sends one output
+with two representations, and each front end picks the richest it can draw:
+JupyterLab and Colab draw the live widget, a static page draws the HTML fallback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from IPython.display import display
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def widget_bundle(widget, fallback_html: str) -> dict:
+    """The output `show_widget` displays: the widget's own view plus the HTML fallback.
+
+    >>> import ipywidgets
+    >>> sorted(widget_bundle(ipywidgets.Label("hi"), "<p>hi</p>"))
+    ['application/vnd.jupyter.widget-view+json', 'text/html', 'text/plain']
+    """
+    if not isinstance(fallback_html, str) or not fallback_html.strip():
+        raise ValueError(
+            "fallback_html must be the HTML a page without a kernel shows instead of the "
+            f"widget (its current state as text or an image), got {fallback_html!r}"
+        )
+    bundle = widget._repr_mimebundle_()
+    if WIDGET_VIEW not in bundle:
+        raise ValueError(f"{type(widget).__name__} is not a widget that can be displayed")
+    return {**bundle, "text/html": fallback_html}
+
+
+def show_widget(widget, fallback_html: str) -> None:
+    """Display `widget`, with `fallback_html` for pages rendered without a kernel.
+
+    On Colab, it first turns on Colab's widget manager, which draws ipywidgets 8.
+    """
+    bundle = widget_bundle(widget, fallback_html)
+    if "google.colab" in sys.modules:
+        from google.colab import output
+
+        output.enable_custom_widget_manager()
+    display(bundle, raw=True)

@@ -1,0 +1,1 @@
+"""Every figure (`plots`) and every interactive explorer (`explorers`) of the course."""

@@ -1,0 +1,191 @@
+"""Every interactive explorer of the course: a control wired to tested computations.
+
+Each explorer only wires widgets to functions tested on their own (the numbers)
+and to `figures.plots` (the drawings); the browser tests move its controls.
+
+- lesson 1: `accumulation_explorer`, N against the gradient error;
+- lesson 2: `spread_explorer`, the spread of sequence lengths against the token bug;
+- lesson 4: `budget_slider`, a memory budget against the plan that fits it.
+"""
+
+from __future__ import annotations
+
+import copy
+import html
+import io
+from typing import Callable
+
+import ipywidgets as widgets
+import matplotlib.pyplot as plt
+import torch
+from IPython.display import Image, display
+from torch import nn
+
+from gradacc_lessons.accumulate import accumulated_gradients, full_batch_gradients, split_batch
+from gradacc_lessons.compare import accumulation_errors, compare_tensors
+from gradacc_lessons.demos.pitfalls import compute_token_errors
+from gradacc_lessons.figures.plots import plot_errors
+from gradacc_lessons.memory import MiB
+from gradacc_lessons.planner import plan_accumulation
+
+
+def accumulation_explorer(model, loss_fn, inputs, targets, max_n: int = 16) -> widgets.VBox:
+    """A slider for N: the per-parameter table and the error against N, for both recipes.
+
+    The numbers come from `accumulation_errors` and `compare_tensors`, tested on their
+    own; the browser tests move the slider.
+    """
+    # A snapshot: later cells of the lesson train `model`; the explorer must not follow it.
+    model = copy.deepcopy(model)
+    inputs, targets = inputs.clone(), targets.clone()
+    ns = list(range(1, max_n + 1))
+    curves = {
+        "weighted by samples": accumulation_errors(model, loss_fn, inputs, targets, ns, "samples"),
+        "naive: loss / N": accumulation_errors(model, loss_fn, inputs, targets, ns, "naive"),
+    }
+    full = full_batch_gradients(model, loss_fn, inputs, targets)
+    slider = widgets.IntSlider(value=4, min=1, max=max_n, description="N")
+    recipe = widgets.ToggleButtons(options=[("by samples", "samples"), ("naive", "naive")])
+    output = widgets.Output()
+    slider.add_class("gradacc-n-slider")
+    recipe.add_class("gradacc-recipe")
+    output.add_class("gradacc-explorer-output")
+
+    def show(_=None):
+        n, normalize = slider.value, recipe.value  # read both now: the latest state wins
+        sizes = [len(x) for x, _ in split_batch(inputs, targets, n)]
+        table = compare_tensors(
+            full, accumulated_gradients(model, loss_fn, inputs, targets, n, normalize=normalize)
+        )
+        fig, _ = plot_errors(ns, curves, "micro-batches N", integer_x=True, marker_x=n)
+        png = io.BytesIO()
+        fig.savefig(png, format="png", bbox_inches="tight")  # display(fig) in a callback drew blank
+        plt.close(fig)
+        with output:
+            output.clear_output(wait=True)
+            print(f"N = {n}, micro-batch sizes {sizes}, recipe: {normalize}")
+            display(table)
+            display(Image(data=png.getvalue(), format="png"))
+
+    slider.observe(show, names="value")
+    recipe.observe(show, names="value")
+    show()
+    return widgets.VBox([widgets.HBox([slider, recipe]), output])
+
+
+def spread_report(spread: float, errors: dict) -> str:
+    """The text the explorer shows for one spread of lengths.
+
+    >>> print(spread_report(0.5, {"buggy": 0.07, "fixed": 5e-16,
+    ...                           "tokens_per_micro_batch": [100, 90]}))
+    spread of lengths 0.50: real tokens per micro-batch [100, 90]
+      token mean / N (buggy):       7.00% gradient error
+      weighted by tokens (fixed):   5.0e-16 gradient error
+    """
+    return (
+        f"spread of lengths {spread:.2f}: real tokens per micro-batch "
+        f"{errors['tokens_per_micro_batch']}\n"
+        f"  token mean / N (buggy):     {errors['buggy']:7.2%} gradient error\n"
+        f"  weighted by tokens (fixed): {errors['fixed']:9.1e} gradient error"
+    )
+
+
+def spread_explorer(accumulation_steps: int = 4, sort: bool = False) -> widgets.VBox:
+    """A slider for the spread of sequence lengths; below it the buggy and the fixed errors."""
+    slider = widgets.FloatSlider(
+        value=0.5, min=0.0, max=1.0, step=0.1, description="spread", continuous_update=False
+    )
+    output = widgets.Output()
+    slider.add_class("gradacc-spread-slider")
+    output.add_class("gradacc-spread-output")
+
+    def show(_=None):
+        spread = slider.value  # read it now: when the slider moves fast, the latest value wins
+        errors = compute_token_errors(spread, accumulation_steps=accumulation_steps, sort=sort)
+        with output:
+            output.clear_output(wait=True)
+            print(spread_report(spread, errors))
+
+    slider.observe(show, names="value")
+    show()
+    return widgets.VBox([slider, output])
+
+
+def describe_plan(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    loss_fn: Callable,
+    sample_inputs: torch.Tensor,
+    sample_targets: torch.Tensor,
+    effective_batch: int,
+    budget_mib: float,
+) -> str:
+    """The plan for a budget of `budget_mib` MiB as a short HTML text, or why none fits.
+
+    >>> model = torch.nn.Linear(8, 2)
+    >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    >>> x, y = torch.randn(2, 8), torch.randint(2, (2,))
+    >>> "1 step" in describe_plan(model, opt, torch.nn.CrossEntropyLoss(), x, y, 16, 1.0)
+    True
+    """
+    budget = round(budget_mib * MiB)
+    try:
+        plan = plan_accumulation(
+            model, optimizer, loss_fn, sample_inputs, sample_targets, effective_batch, budget
+        )
+    except ValueError as error:
+        return f"<b>budget {budget_mib:.3f} MiB: no plan.</b> {html.escape(str(error))}"
+    steps = plan.accumulation_steps
+    sizes = sorted(set(plan.micro_batch_sizes), reverse=True)
+    return (
+        f"<b>budget {budget_mib:.3f} MiB:</b> micro-batches of "
+        f"{' or '.join(map(str, sizes))} samples, {steps} step{'s' if steps > 1 else ''} "
+        f"of accumulation for an effective batch of {plan.effective_batch}; measured peak "
+        f"{plan.predicted_peak_bytes / MiB:.3f} MiB "
+        f"(floor {plan.report.floor_bytes / MiB:.3f} MiB, "
+        f"activations {plan.report.activation_bytes / MiB:.3f} MiB)"
+    )
+
+
+def budget_slider(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    loss_fn: Callable,
+    sample_inputs: torch.Tensor,
+    sample_targets: torch.Tensor,
+    effective_batch: int,
+    budgets_mib: tuple[float, float, float],
+    value_mib: float | None = None,
+) -> widgets.VBox:
+    """A slider over (low, high, step) MiB of budget, and the plan that fits each value."""
+    low, high, step = budgets_mib
+    slider = widgets.FloatSlider(
+        value=value_mib if value_mib is not None else (low + high) / 2,
+        min=low,
+        max=high,
+        step=step,
+        readout_format=".2f",
+        description="budget (MiB)",
+        continuous_update=False,  # plan when the handle is released, not on every pixel
+        style={"description_width": "initial"},
+        layout=widgets.Layout(width="420px"),
+    )
+    output = widgets.HTML()
+    slider.add_class("gradacc-budget-slider")
+    output.add_class("gradacc-budget-output")
+    plans: dict[float, str] = {}  # each budget is planned once
+
+    def show(_=None):
+        # Read the slider now, not the event: after quick moves the latest value wins,
+        # and the text always describes the value the slider shows.
+        budget = slider.value
+        if budget not in plans:
+            plans[budget] = describe_plan(
+                model, optimizer, loss_fn, sample_inputs, sample_targets, effective_batch, budget
+            )
+        if budget == slider.value:
+            output.value = plans[budget]
+
+    slider.observe(show, names="value")
+    show()
+    return widgets.VBox([slider, output])

@@ -1,0 +1,1 @@
+"""The self-check question bank (`questions`) and the self-check widgets (`selfcheck`)."""
