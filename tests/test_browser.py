@@ -32,8 +32,15 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Page, expect, sync_playwright
 
-from gradacc_lessons.quiz.questions import Question, questions_for
-from gradacc_lessons.quiz.selfcheck import self_study_questions
+from gradacc_lessons.quiz.attempts import format_number
+from gradacc_lessons.quiz.language import ENGLISH, Words, translated, words_for
+from gradacc_lessons.quiz.questions import (
+    Prediction,
+    Question,
+    faq_questions,
+    lesson_questions,
+    questions_for,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(420)]
 
@@ -49,6 +56,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 KERNEL_NAME = "Python 3 (ipykernel)"
+QUIZ_NOTEBOOK = "08_self_study_quiz.ipynb"
 RUN_TIMEOUT_MS = 180_000  # lesson 1 runs in ~20 s alone; the test machine is shared and loaded
 
 # User settings of the temporary JupyterLab: no news pop-up over the notebook, no autosave
@@ -297,31 +305,95 @@ def open_and_run_all(tab: Tab, lab: Lab, notebook: str) -> None:
     assert errors.count() == 0, f"a cell raised:\n{errors.first.inner_text()}"
 
 
-def assert_quiz_gives_feedback(tab: Tab, questions: list[Question], stem: str) -> None:
-    """Answer the first question wrongly, the second rightly; check feedback and score."""
+def assert_quiz_measures(tab: Tab, questions: list, stem: str, words: Words = ENGLISH) -> None:
+    """Drive a quiz as a learner: the first answer counts, the hint comes before the answer.
+
+    With choice questions a, b, c: a wrong then right (0 at the first try, 1 in the end),
+    b right at once (1 and 2), c wrong twice (the answer is shown, the score stays).
+    """
     page = tab.page
-    cards = page.locator(".gradacc-question")
-    expect(cards).to_have_count(len(questions))
-    score = page.locator(".gradacc-score")
-    expect(score).to_have_text(f"Score: 0 / {len(questions)}")
-    first, second = questions[0], questions[-1]
-    wrong = next(i for i in range(len(first.choices)) if i != first.answer)
-    feedback = _answer(page, first, wrong)
-    expect(feedback).to_contain_text("Not quite.")
-    expect(feedback).to_contain_text(f"The answer is {first.letter}. {first.choices[first.answer]}")
-    expect(feedback).to_contain_text(first.explanation)
-    expect(feedback).not_to_contain_text("Right!")
-    expect(score).to_have_text(f"Score: 0 / {len(questions)}")
-    if second is first:  # one question only: answer it again, rightly
-        feedback = _answer(page, first, first.answer)
-    else:
-        feedback = _answer(page, second, second.answer)
-    expect(feedback).to_contain_text("Right!")
-    expect(feedback).to_contain_text(second.explanation)
-    expect(feedback).not_to_contain_text("Not quite.")
-    expect(score).to_have_text(f"Score: 1 / {len(questions)}")
-    screenshot(page.locator(".gradacc-selfcheck"), f"{stem}-quiz.png")
+    a, b, c = [q for q in questions if isinstance(q, Question)][:3]
+    quiz = page.locator(".gradacc-selfcheck", has=page.locator(f".gradacc-question-{a.id}"))
+    expect(quiz.locator(".gradacc-question")).to_have_count(len(questions))
+    score = quiz.locator(".gradacc-score")
+    expect(score).to_have_text(_score(words, 0, 0, len(questions)))
+
+    said = _choose(quiz, a, _a_wrong_choice(a))
+    expect(said).to_have_text(f"{words.not_quite} {words.hint} {a.hint} {words.try_again}")
+    expect(said).not_to_contain_text(a.choices[a.answer])  # the hint, not the answer
+    expect(score).to_have_text(_score(words, 0, 0, len(questions)))
+    said = _choose(quiz, a, a.answer)
+    expect(said).to_have_text(f"{words.right} {words.first_counts} {a.explanation}")
+    expect(score).to_have_text(_score(words, 0, 1, len(questions)))
+
+    expect(_choose(quiz, b, b.answer)).to_have_text(f"{words.right} {b.explanation}")
+    expect(score).to_have_text(_score(words, 1, 2, len(questions)))
+
+    _choose(quiz, c, _a_wrong_choice(c))
+    said = _choose(quiz, c, _a_wrong_choice(c, second=True))
+    expect(said).to_contain_text(f"{words.not_quite} {words.answer_is.split('{')[0]}")
+    expect(said).to_contain_text(f"{c.choices[c.answer]}. {c.explanation}")
+    expect(score).to_have_text(_score(words, 1, 2, len(questions)))
+    screenshot(quiz, f"{stem}-quiz.png")
     tab.mark("quiz answered")
+
+
+def assert_predictions_are_checked(tab: Tab, questions: list, stem: str) -> None:
+    """A number within the tolerance is right; a wrong one gets which way and the hint, then
+    Show the answer gives the number and its computation. Call after assert_quiz_measures."""
+    page = tab.page
+    right, wrong = [q for q in questions if isinstance(q, Prediction)][:2]
+    quiz = page.locator(".gradacc-selfcheck", has=page.locator(f".gradacc-question-{right.id}"))
+    score = quiz.locator(".gradacc-score")
+    card = quiz.locator(f".gradacc-question-{right.id}")
+    expect(card.locator(".gradacc-tolerance")).to_contain_text("±" if right.tolerance else "exact")
+    said = _type(card, format_number(right.value + 0.5 * right.tolerance))
+    expect(said).to_contain_text(f"{ENGLISH.right} {_computes(right)} {right.explanation}")
+    expect(said.locator("pre")).to_have_text(right.computation)
+    expect(score).to_have_text(_score(ENGLISH, 2, 3, len(questions)))
+
+    card = quiz.locator(f".gradacc-question-{wrong.id}")
+    low = format_number(wrong.value - 2 * wrong.tolerance - 1)
+    said = _type(card, low)
+    expect(said).to_have_text(
+        f"{ENGLISH.not_quite} {ENGLISH.too_low.format(guess=low)} {ENGLISH.hint} {wrong.hint} "
+        f"{ENGLISH.try_again}"
+    )
+    expect(said.locator("pre")).to_have_count(0)  # no computation before the answer
+    card.locator(".gradacc-reveal").click()
+    expect(said).to_contain_text(f"{_computes(wrong)} {wrong.explanation}")
+    expect(said.locator("pre")).to_have_text(wrong.computation)
+    expect(score).to_have_text(_score(ENGLISH, 2, 3, len(questions)))
+    screenshot(quiz, f"{stem}-predictions.png")
+    tab.mark("predictions answered")
+
+
+def _score(words: Words, first: int, final: int, total: int) -> str:
+    return words.score.format(first=first, final=final, total=total)
+
+
+def _computes(q: Prediction) -> str:
+    return ENGLISH.value_is.format(value=format_number(q.value))
+
+
+def _a_wrong_choice(q: Question, second: bool = False) -> int:
+    return [i for i in range(len(q.choices)) if i != q.answer][int(second)]
+
+
+def _choose(quiz, q: Question, choice: int):
+    """Check a choice, found by its text: the quiz drew its letter, the test does not know it."""
+    card = quiz.locator(f".gradacc-question-{q.id}")
+    text = re.escape(q.choices[choice]).replace("/", r"\/")  # Playwright writes /regex/
+    name = re.compile(rf"^[A-H]\. {text}$")
+    card.get_by_role("radio", name=name).check()
+    card.locator(".gradacc-check").click()
+    return card.locator(".gradacc-feedback")
+
+
+def _type(card, number: str):
+    card.locator(".gradacc-number input").fill(number)
+    card.locator(".gradacc-check").click()
+    return card.locator(".gradacc-feedback")
 
 
 # Resolves once the element's images are decoded and a frame is painted, so that a
@@ -344,14 +416,6 @@ def screenshot(element, name: str) -> None:
         element.screenshot(path=ARTIFACTS / name)
     finally:
         page.set_viewport_size(viewport)
-
-
-def _answer(page: Page, q: Question, choice: int):
-    card = page.locator(f".gradacc-question-{q.id}")
-    label = f"{'ABCDEFGH'[choice]}. {q.choices[choice]}"
-    card.get_by_role("radio", name=label, exact=True).check()
-    card.locator(".gradacc-check").click()
-    return card.locator(".gradacc-feedback")
 
 
 def _output_state(output) -> tuple[str, tuple[str, ...]] | None:
@@ -465,16 +529,36 @@ def test_lesson_1_runs_and_its_quiz_and_explorer_respond(tab, lab):
     open_and_run_all(tab, lab, EXPLORERS[0].notebook)
     assert screenshot_figures(tab, stem) >= 2, "lesson 1 shows no plots or widgets"
     tab.mark("screenshots")
-    assert_quiz_gives_feedback(tab, questions_for(lesson=1), stem)
+    assert_quiz_measures(tab, questions_for(lesson=1), stem)
     assert_explorer_follows_its_slider(tab, EXPLORERS[0], stem)
     assert_no_console_errors(tab)
 
 
-def test_self_study_quiz_runs_and_gives_instant_feedback(tab, lab):
-    stem = "quiz07"
-    open_and_run_all(tab, lab, "08_self_study_quiz.ipynb")
-    assert_quiz_gives_feedback(tab, self_study_questions(), stem)
+def test_self_study_quiz_counts_first_tries_hints_first_and_checks_predictions(tab, lab):
+    stem = "quiz08"
+    open_and_run_all(tab, lab, QUIZ_NOTEBOOK)
+    expect(tab.page.locator(".gradacc-selfcheck")).to_have_count(2)  # the FAQ, then the lessons
+    assert_quiz_measures(tab, lesson_questions(), f"{stem}-lessons")
+    assert_predictions_are_checked(tab, lesson_questions(), f"{stem}-lessons")
+    assert_quiz_measures(tab, faq_questions(), f"{stem}-faq")
     tab.page.screenshot(path=ARTIFACTS / f"{stem}-page.png")
+    assert_no_console_errors(tab)
+
+
+def test_the_faq_quiz_taken_in_yoruba(tab, lab):
+    stem = "quiz08-yoruba"
+    page = tab.page
+    open_and_run_all(tab, lab, QUIZ_NOTEBOOK)
+    switch = page.locator(".gradacc-language")
+    switch.get_by_role("button", name="Yorùbá", exact=True).click()
+    yoruba = [translated(q, "yo") for q in faq_questions()]
+    quiz = page.locator(".gradacc-selfcheck", has_text=yoruba[0].prompt)
+    expect(quiz.locator(".gradacc-check").first).to_have_text(words_for("yo").check)
+    expect(quiz.locator(".gradacc-question-faq1_what")).to_contain_text("Kini ikojọpọ Gradient?")
+    assert_quiz_measures(tab, yoruba, stem, words_for("yo"))
+    switch.get_by_role("button", name="English", exact=True).click()  # its own score, untouched
+    english = page.locator(".gradacc-selfcheck", has_text=faq_questions()[0].prompt)
+    expect(english.locator(".gradacc-score")).to_have_text(_score(ENGLISH, 0, 0, 5))
     assert_no_console_errors(tab)
 
 

@@ -1,1 +1,2 @@
-"""The self-check question bank (`questions`) and the self-check widgets (`selfcheck`)."""
+"""The self-check: the question bank (`questions`), what counts (`attempts`), the quiz
+itself (`selfcheck`), and its languages (`language`, `yoruba`)."""

@@ -1,223 +1,208 @@
-"""Self-check quizzes with instant feedback: widgets in JupyterLab and Colab, plain text elsewhere.
+"""Self-check quizzes with instant feedback: widgets in JupyterLab and Colab, text elsewhere.
 
-The logic (grading an answer, the feedback text, the running score) lives in
-small pure functions; `build_quiz` only wires ipywidgets to them, and
-`self_check` picks what the current environment can show:
+`self_check(questions)` draws the quiz (each question's choices in a fresh order) and shows
+it with what the environment can show:
 
-- inside a Jupyter kernel with ipywidgets: one card per question (prompt,
-  radio choices, a "Check" button, feedback) and a running score;
-- in a terminal (stdin is interactive): the same quiz through `input()`;
-- anywhere else (a script with no stdin): the questions printed, with the
-  instructions to check them in JupyterLab. Nothing ever waits for input
+- in a Jupyter kernel: one card per question (prompt, choices or a number box, Check and
+  Show the answer, feedback) and the score, with a static HTML version beside the widget
+  for pages that have no kernel (the course site);
+- in a terminal: the same quiz through `input()`;
+- anywhere else (a script without stdin): the questions as text. Nothing waits for input
   that cannot come, so a headless notebook run never blocks.
+
+What counts and what is said is decided in `attempts.py`; this module only wires it up.
 """
 
 from __future__ import annotations
 
 import html
+import operator
+import random
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from gradacc_lessons.quiz.questions import LETTERS, Question
-
-RIGHT = "Right!"
-WRONG = "Not quite."
-NO_CHOICE = "Pick one of the choices first, then press Check."
-
-
-def is_right(question: Question, choice: int | None) -> bool:
-    """Whether `choice` (an index into `question.choices`, or None) is the right answer.
-
-    >>> from gradacc_lessons.quiz.questions import question
-    >>> q = question("l1_scale")
-    >>> is_right(q, 2), is_right(q, 0), is_right(q, None)
-    (True, False, False)
-    """
-    if choice is None:
-        return False
-    if not 0 <= choice < len(question.choices):
-        raise ValueError(
-            f"choice={choice} is out of range for question {question.id!r}: "
-            f"pass an index from 0 to {len(question.choices) - 1}"
-        )
-    return choice == question.answer
+from gradacc_lessons.quiz.attempts import (
+    Attempt,
+    Feedback,
+    check,
+    feedback,
+    is_question,
+    parse_answer,
+    score_text,
+    show_answer,
+    tolerance_text,
+)
+from gradacc_lessons.quiz.language import LANGUAGES, Words, translated, words_for
+from gradacc_lessons.quiz.questions import LETTERS, AnyQuestion, Prediction, Question
 
 
-def choice_label(question: Question, index: int) -> str:
-    """The choice as shown to the student, with its letter: "C. Divide it by 4".
+def draw(questions: Sequence[AnyQuestion], lang: str = "en", seed: int | None = None) -> list:
+    """The quiz as a learner gets it: each question in `lang`, its choices in a fresh order.
+
+    `seed=None` draws a new order every time; an integer seed gives the same order again.
 
     >>> from gradacc_lessons.quiz.questions import question
-    >>> choice_label(question("l1_scale"), 2)
-    'C. Divide it by 4'
+    >>> q = draw([question("l1_scale")], seed=3)[0]
+    >>> q.choices[q.answer]
+    'Divide it by 4, the number of micro-batches'
     """
-    return f"{LETTERS[index]}. {question.choices[index]}"
+    return _draw(_check_questions(questions), lang, random.Random(_check_seed(seed)))
 
 
-def feedback_text(question: Question, choice: int | None) -> str:
-    """The feedback on `choice`: right or wrong, the right answer, and the bank's explanation.
-
-    >>> from gradacc_lessons.quiz.questions import question
-    >>> feedback_text(question("l1_scale"), 1).startswith("Not quite. The answer is C.")
-    True
-    """
-    if choice is None:
-        return NO_CHOICE
-    if is_right(question, choice):
-        return f"{RIGHT} {question.explanation}"
-    right = choice_label(question, question.answer)
-    return f"{WRONG} The answer is {right}. {question.explanation}"
-
-
-def record(results: Mapping[str, bool], question: Question, choice: int | None) -> dict[str, bool]:
-    """The results after checking `choice`: question id -> right at its latest check.
-
-    Checking without a choice changes nothing.
-
-    >>> from gradacc_lessons.quiz.questions import question
-    >>> record({}, question("l1_scale"), 2)
-    {'l1_scale': True}
-    """
-    updated = dict(results)
-    if choice is not None:
-        updated[question.id] = is_right(question, choice)
-    return updated
-
-
-def score(results: Mapping[str, bool]) -> int:
-    """How many questions are answered right at their latest check.
-
-    >>> score({"a": True, "b": False, "c": True})
-    2
-    """
-    return sum(1 for right in results.values() if right)
-
-
-def score_text(results: Mapping[str, bool], total: int) -> str:
-    """The running score as the widget shows it.
-
-    >>> score_text({"a": True, "b": True, "c": False}, 5)
-    'Score: 2 / 5'
-    """
-    return f"Score: {score(results)} / {total}"
-
-
-def parse_choice(text: str, n_choices: int) -> int | None:
-    """The choice index typed as a letter ("b") or a number from 1 ("2"); None if empty.
-
-    >>> parse_choice(" b ", 4), parse_choice("3", 4), parse_choice("", 4)
-    (1, 2, None)
-    """
-    text = text.strip().upper()
-    if not text:
+def _check_seed(seed: Any) -> int | None:
+    """The seed as an int (numpy integers too), or None; ValueError for anything else."""
+    if seed is None:
         return None
-    if len(text) == 1 and text in LETTERS[:n_choices]:
-        return LETTERS.index(text)
-    if text.isdigit() and 1 <= int(text) <= n_choices:
-        return int(text) - 1
-    raise ValueError(
-        f"answer={text!r} is not one of the choices: type a letter from A to "
-        f"{LETTERS[n_choices - 1]} (or a number from 1 to {n_choices}), or nothing to skip"
-    )
+    if isinstance(seed, bool):
+        raise ValueError(f"seed must be an integer or None, got {seed!r}: pass e.g. seed=0")
+    try:
+        return operator.index(seed)
+    except TypeError:
+        raise ValueError(
+            f"seed must be an integer or None, got {seed!r}: pass e.g. seed=0"
+        ) from None
 
 
-def question_text(question: Question, number: int) -> str:
-    """A question as plain text: its number, prompt and lettered choices.
-
-    >>> from gradacc_lessons.quiz.questions import question
-    >>> print(question_text(question("l1_scale"), 1).splitlines()[-1])
-        D. Divide it by the number of parameters
-    """
-    lines = [f"Question {number}. {question.prompt}"]
-    lines += [f"    {choice_label(question, i)}" for i in range(len(question.choices))]
-    return "\n".join(lines)
-
-
-def quiz_text(questions: Sequence[Question]) -> str:
-    """All questions as plain text, with how to check the answers (where no widget can render).
-
-    >>> "Question 1." in quiz_text([])
-    False
-    """
-    parts = [question_text(q, i) for i, q in enumerate(questions, start=1)]
-    parts.append(
-        "To check your answers with instant feedback, open this notebook in JupyterLab or "
-        "Colab, or run it in a terminal where you can type your answers."
-    )
-    return "\n\n".join(parts)
+def _draw(questions: list, lang: str, rng: random.Random) -> list:
+    drawn = []
+    for q in questions:
+        q = translated(q, lang)
+        if isinstance(q, Question):
+            order = rng.sample(range(len(q.choices)), len(q.choices))
+            choices = tuple(q.choices[i] for i in order)
+            q = replace(q, choices=choices, answer=order.index(q.answer))
+        drawn.append(q)
+    return drawn
 
 
-def _check_questions(questions: Sequence[Question]) -> list[Question]:
-    """The questions as a list; ValueError if there are none or an item is not a Question."""
+def _check_questions(questions: Sequence[AnyQuestion]) -> list:
+    """The questions as a list; ValueError if there are none or an item is not a question."""
     questions = list(questions)
     if not questions:
         raise ValueError(
-            "questions=[] is empty: pass a list of Question, e.g. questions_for(lesson=1)"
+            "questions=[] is empty: pass a list of questions, e.g. questions_for(lesson=1)"
         )
     for q in questions:
-        if not isinstance(q, Question):
+        if not is_question(q):
             raise ValueError(
-                f"questions contains {q!r}, which is not a Question: pass items of "
+                f"questions contains {q!r}, which is not a question: pass items of "
                 "gradacc_lessons.quiz.questions (questions_for, faq_questions, question)"
             )
     return questions
 
 
-def run_text_quiz(
-    questions: Sequence[Question],
-    ask: Callable[[str], str] = input,
-    say: Callable[[str], Any] = print,
-) -> dict[str, bool]:
-    """Ask each question with `ask` (input by default), give feedback and the running score.
+# --- plain text: the terminal and scripts ---
 
-    Stops early when the input ends (EOFError). Returns the results (id -> right).
+
+def question_text(q: AnyQuestion, number: int, words: Words) -> str:
+    """A question as plain text: its number, prompt, and lettered choices or the tolerance.
+
+    >>> from gradacc_lessons.quiz.language import ENGLISH
+    >>> from gradacc_lessons.quiz.questions import question
+    >>> print(question_text(question("l1_scale"), 1, ENGLISH).splitlines()[-1])
+        D. Divide it by the number of its own samples
+    """
+    lines = [f"{words.question.format(number=number)} {q.prompt}"]
+    if isinstance(q, Prediction):
+        lines.append(f"    {tolerance_text(q, words)}")
+    else:
+        lines += [f"    {LETTERS[i]}. {choice}" for i, choice in enumerate(q.choices)]
+    return "\n".join(lines)
+
+
+def quiz_text(questions: Sequence[AnyQuestion], lang: str = "en") -> str:
+    """All questions as plain text, with where to check the answers (where nothing can ask).
 
     >>> from gradacc_lessons.quiz.questions import question
-    >>> run_text_quiz([question("l1_scale")], ask=lambda _: "C", say=lambda _: None)
-    {'l1_scale': True}
+    >>> quiz_text([question("l1_scale")]).startswith("Question 1. Each micro-batch")
+    True
     """
-    questions = _check_questions(questions)
-    results: dict[str, bool] = {}
+    words = words_for(lang)
+    parts = [question_text(q, n, words) for n, q in enumerate(questions, start=1)]
+    return "\n\n".join([*parts, words.static_note])
+
+
+def feedback_as_text(said: Feedback) -> str:
+    """A feedback message, with its computation indented below it."""
+    if said.code is None:
+        return said.text
+    code = "\n".join(f"    {line}" for line in said.code.splitlines())
+    return f"{said.text}\n{code}"
+
+
+def run_text_quiz(
+    questions: Sequence[AnyQuestion],
+    lang: str = "en",
+    ask: Callable[[str], str] = input,
+    say: Callable[[str], Any] = print,
+) -> list[Attempt]:
+    """Ask each question with `ask` (input by default), give feedback and the score.
+
+    Up to two answers per question: a hint after the first wrong one, the answer after the
+    second; "?" shows the answer, an empty line skips. Stops when the input ends (EOFError).
+
+    >>> from gradacc_lessons.quiz.questions import question
+    >>> run_text_quiz([question("l1_scale")], ask=lambda _: "A", say=lambda _: None)
+    [Attempt(tries=1, first_right=True, right=True, shown=False)]
+    """
+    words, questions = words_for(lang), _check_questions(questions)
+    attempts: list[Attempt] = []
     for number, q in enumerate(questions, start=1):
-        say(question_text(q, number))
-        choice = _ask_choice(q, ask, say)
-        if choice is _END:
+        say(question_text(q, number, words))
+        attempt = _ask_until_over(q, ask, say, words)
+        if attempt is None:
             break
-        say(feedback_text(q, choice) if choice is not None else "Skipped.")
-        results = record(results, q, choice)
-        say(score_text(results, len(questions)))
-    say(f"Final {score_text(results, len(questions))}")
-    return results
+        attempts.append(attempt)
+        say(score_text(attempts, len(questions), words))
+    say(f"{words.the_end} {score_text(attempts, len(questions), words)}")
+    return attempts
 
 
-_END = object()  # the input ended
-
-
-def _ask_choice(question: Question, ask: Callable[[str], str], say: Callable[[str], Any]) -> Any:
-    """One choice index, None to skip, or _END when the input ends; re-asks on a typo."""
-    last = LETTERS[len(question.choices) - 1]
-    while True:
+def _ask_until_over(q, ask, say, words: Words) -> Attempt | None:
+    """One question's attempt in the terminal; None when the input ends."""
+    attempt = Attempt()
+    last = LETTERS[len(q.choices) - 1] if isinstance(q, Question) else ""
+    prompt = words.ask_number if isinstance(q, Prediction) else words.ask_choice
+    while not attempt.over:
         try:
-            text = ask(f"Your answer (A-{last}, Enter to skip): ")
+            text = ask(prompt.format(last=last))
         except EOFError:
-            return _END
+            return None
+        if text.strip() == "?":
+            attempt = show_answer(attempt)
+            say(feedback_as_text(feedback(q, attempt, "answer", None, words)))
+            continue
         try:
-            return parse_choice(text, len(question.choices))
+            answer = parse_answer(q, text, words)
         except ValueError as error:
             say(str(error))
+            continue
+        if answer is None:
+            say(words.skipped)
+            break
+        attempt, kind = check(q, attempt, answer)
+        say(feedback_as_text(feedback(q, attempt, kind, answer, words)))
+    return attempt
+
+
+# --- widgets: JupyterLab and Colab ---
 
 
 @dataclass
 class QuizWidgets:
-    """The widgets of one quiz, for tests and for styling: wired to the pure functions above."""
+    """A quiz's widgets and state, for tests and styling; question ids are the keys."""
 
     box: Any  # the VBox to display
-    radios: dict[str, Any]  # question id -> RadioButtons (value: choice index or None)
-    buttons: dict[str, Any]  # question id -> the "Check" button
-    feedback: dict[str, Any]  # question id -> HTML feedback
-    score: Any  # HTML running score
-    results: dict[str, bool]  # question id -> right at its latest check
+    questions: list  # as drawn: in the quiz's language, choices in the order shown
+    words: Words
+    answers: dict[str, Any] = field(default_factory=dict)  # RadioButtons or Text
+    checks: dict[str, Any] = field(default_factory=dict)  # the Check buttons
+    reveals: dict[str, Any] = field(default_factory=dict)  # the Show-the-answer buttons
+    feedback: dict[str, Any] = field(default_factory=dict)  # HTML
+    attempts: dict[str, Attempt] = field(default_factory=dict)
+    score: Any = None  # HTML
 
 
 # Long choices wrap onto several lines: ipywidgets gives radio labels a fixed height.
@@ -230,56 +215,153 @@ _STYLE = """<style>
   order: -1; float: none; flex: none; margin: 0.2em 0 0 1px;  /* the radio before its text */
 }
 .gradacc-selfcheck .widget-html-content { white-space: normal; line-height: 1.5; }
+.gradacc-selfcheck pre { white-space: pre; line-height: 1.3; margin: 0.3em 0; }
 .gradacc-question { margin-bottom: 0.8em; }
 </style>"""
 
-
-def _feedback_html(question: Question, choice: int | None) -> str:
-    """The feedback text as HTML, coloured green when right and red when wrong."""
-    text = html.escape(feedback_text(question, choice))
-    if choice is None:
-        return f"<span>{text}</span>"
-    colour = "#1a7f37" if is_right(question, choice) else "#b42318"
-    return f'<span style="color: {colour}">{text}</span>'
+_COLOURS = {"right": "#1a7f37", "hint": "#9a6700", "answer": "#b42318", "empty": "inherit"}
 
 
-def build_quiz(questions: Sequence[Question]) -> QuizWidgets:
-    """The quiz as ipywidgets: per question a card, and the running score below them."""
+def feedback_html(said: Feedback) -> str:
+    """A feedback message as HTML, coloured by kind, with its computation as a code block."""
+    text = f'<span style="color: {_COLOURS[said.kind]}">{html.escape(said.text)}</span>'
+    if said.code is None:
+        return text
+    return f"{text}<pre><code>{html.escape(said.code)}</code></pre>"
+
+
+def build_quiz(questions: Sequence[AnyQuestion], lang: str = "en") -> QuizWidgets:
+    """The quiz as ipywidgets: a card per question (as given: draw them first), then the score."""
     import ipywidgets as widgets
 
-    questions = _check_questions(questions)
-    total = len(questions)
-    score_box = widgets.HTML(value=f"<b>{score_text({}, total)}</b>")
-    score_box.add_class("gradacc-score")
-    quiz = QuizWidgets(None, {}, {}, {}, score_box, {})
-    cards = [_question_card(quiz, q, n, total, widgets) for n, q in enumerate(questions, 1)]
-    quiz.box = widgets.VBox([widgets.HTML(value=_STYLE), *cards, score_box])
+    quiz = QuizWidgets(None, _check_questions(questions), words_for(lang))
+    quiz.score = widgets.HTML()
+    quiz.score.add_class("gradacc-score")
+    cards = [_card(quiz, q, n, widgets) for n, q in enumerate(quiz.questions, start=1)]
+    _show_score(quiz)
+    quiz.box = widgets.VBox([widgets.HTML(value=_STYLE), *cards, quiz.score])
     quiz.box.add_class("gradacc-selfcheck")
     return quiz
 
 
-def _question_card(quiz: QuizWidgets, q: Question, number: int, total: int, widgets: Any) -> Any:
-    """One question's card: prompt, radio choices, Check button and feedback, wired to `quiz`."""
-    prompt = widgets.HTML(value=f"<b>Question {number}.</b> {html.escape(q.prompt)}")
-    options = [(choice_label(q, i), i) for i in range(len(q.choices))]
-    radio = widgets.RadioButtons(options=options, value=None, layout=widgets.Layout(width="auto"))
-    radio.add_class("gradacc-choices")
-    button = widgets.Button(description="Check", button_style="primary")
-    button.add_class("gradacc-check")
-    feedback = widgets.HTML(value="")
-    feedback.add_class("gradacc-feedback")
+def _show_score(quiz: QuizWidgets) -> None:
+    text = score_text(quiz.attempts.values(), len(quiz.questions), quiz.words)
+    quiz.score.value = f"<b>{html.escape(text)}</b>"
+
+
+def _card(quiz: QuizWidgets, q: AnyQuestion, number: int, widgets: Any) -> Any:
+    """One question's card, wired to `check` and `show_answer`."""
+    words = quiz.words
+    title = html.escape(words.question.format(number=number))
+    prompt = widgets.HTML(value=f"<b>{title}</b> {html.escape(q.prompt)}")
+    answer, parts = _answer_input(q, words, widgets)
+    check_button = widgets.Button(description=words.check, button_style="primary")
+    check_button.add_class("gradacc-check")
+    reveal = widgets.Button(description=words.show_answer)
+    reveal.add_class("gradacc-reveal")
+    said = widgets.HTML(value="")
+    said.add_class("gradacc-feedback")
+    quiz.attempts[q.id] = Attempt()
 
     def on_check(_button: Any) -> None:
-        quiz.results.update(record(quiz.results, q, radio.value))
-        feedback.value = _feedback_html(q, radio.value)
-        quiz.score.value = f"<b>{score_text(quiz.results, total)}</b>"
+        try:
+            value = _read(q, answer, words)
+        except ValueError as error:  # a typo in the number box: say what to type
+            said.value = feedback_html(Feedback("empty", str(error)))
+            return
+        quiz.attempts[q.id], kind = check(q, quiz.attempts[q.id], value)
+        said.value = feedback_html(feedback(q, quiz.attempts[q.id], kind, value, words))
+        _show_score(quiz)
 
-    button.on_click(on_check)
-    quiz.radios[q.id], quiz.buttons[q.id], quiz.feedback[q.id] = radio, button, feedback
-    card = widgets.VBox([prompt, radio, button, feedback])
+    def on_reveal(_button: Any) -> None:
+        quiz.attempts[q.id] = show_answer(quiz.attempts[q.id])
+        said.value = feedback_html(feedback(q, quiz.attempts[q.id], "answer", None, words))
+        _show_score(quiz)
+
+    check_button.on_click(on_check)
+    reveal.on_click(on_reveal)
+    quiz.answers[q.id], quiz.checks[q.id] = answer, check_button
+    quiz.reveals[q.id], quiz.feedback[q.id] = reveal, said
+    card = widgets.VBox([prompt, *parts, widgets.HBox([check_button, reveal]), said])
     card.add_class("gradacc-question")
     card.add_class(f"gradacc-question-{q.id}")
     return card
+
+
+def _answer_input(q: AnyQuestion, words: Words, widgets: Any) -> tuple[Any, list]:
+    """The answer's widget (radio choices, or a text box for a number) and what to show."""
+    if isinstance(q, Prediction):
+        box = widgets.Text(placeholder=words.placeholder, layout=widgets.Layout(width="12em"))
+        box.add_class("gradacc-number")
+        note = widgets.HTML(value=f"<i>{html.escape(tolerance_text(q, words))}</i>")
+        note.add_class("gradacc-tolerance")
+        return box, [box, note]
+    options = [(f"{LETTERS[i]}. {choice}", i) for i, choice in enumerate(q.choices)]
+    radio = widgets.RadioButtons(options=options, value=None, layout=widgets.Layout(width="auto"))
+    radio.add_class("gradacc-choices")
+    return radio, [radio]
+
+
+def _read(q: AnyQuestion, answer: Any, words: Words) -> Any:
+    """The answer in a card's widget: the radio's choice index, or the typed number."""
+    return parse_answer(q, answer.value, words) if isinstance(q, Prediction) else answer.value
+
+
+def language_switch(quizzes: dict[str, QuizWidgets], lang: str) -> Any:
+    """Toggle buttons that show one of `quizzes` (language -> quiz), `lang`'s first."""
+    import ipywidgets as widgets
+
+    options = [(LANGUAGES[code], code) for code in quizzes]
+    toggle = widgets.ToggleButtons(options=options, value=lang)
+    toggle.add_class("gradacc-language")
+    shown = widgets.VBox([quizzes[lang].box])
+
+    def on_change(change: dict) -> None:
+        shown.children = [quizzes[change["new"]].box]
+
+    toggle.observe(on_change, names="value")
+    return widgets.VBox([toggle, shown])
+
+
+# --- static HTML: where no kernel runs ---
+
+
+def quiz_html(questions: Sequence[AnyQuestion], lang: str = "en") -> str:
+    """The quiz as static HTML: each question with its hint and its answer in collapsed blocks.
+
+    >>> from gradacc_lessons.quiz.questions import question
+    >>> '<details class="gradacc-answer">' in quiz_html([question("l1_scale")])
+    True
+    """
+    words = words_for(lang)
+    items = [_question_html(q, n, words) for n, q in enumerate(questions, start=1)]
+    note = f'<p class="gradacc-quiz-note"><i>{html.escape(words.static_note)}</i></p>'
+    return f'<div class="gradacc-quiz-static" lang="{lang}">{note}{"".join(items)}</div>'
+
+
+def _question_html(q: AnyQuestion, number: int, words: Words) -> str:
+    title = html.escape(words.question.format(number=number))
+    parts = [f"<p><b>{title}</b> {html.escape(q.prompt)}</p>"]
+    if isinstance(q, Prediction):
+        parts.append(f"<p><i>{html.escape(tolerance_text(q, words))}</i></p>")
+    else:
+        items = "".join(f"<li>{html.escape(choice)}</li>" for choice in q.choices)
+        parts.append(f'<ol type="A">{items}</ol>')
+    parts.append(_details("gradacc-hint", words.hint_title, f"<p>{html.escape(q.hint)}</p>"))
+    said = feedback(q, Attempt(), "answer", None, words)
+    answer = f"<p>{html.escape(said.text)}</p>"
+    if said.code is not None:
+        answer += f"<pre><code>{html.escape(said.code)}</code></pre>"
+    parts.append(_details("gradacc-answer", words.answer_title, answer))
+    body = "".join(parts)
+    return f'<div class="gradacc-static-question" data-question="{q.id}">{body}</div>'
+
+
+def _details(css_class: str, summary: str, body: str) -> str:
+    return f'<details class="{css_class}"><summary>{html.escape(summary)}</summary>{body}</details>'
+
+
+# --- choosing what to show ---
 
 
 def widgets_can_render() -> bool:
@@ -301,45 +383,44 @@ def stdin_is_interactive() -> bool:
         return False
 
 
-def _enable_colab_widgets() -> None:
-    """On Colab, switch on the widget manager that renders ipywidgets 8; elsewhere do nothing."""
-    if "google.colab" not in sys.modules:
-        return
-    try:
-        from google.colab import output
+def _check_languages(lang: str, languages: Sequence[str] | None) -> list[str]:
+    """The languages to offer, `lang` among them; ValueError for unknown or repeated ones."""
+    chosen = [lang] if languages is None else list(languages)
+    unknown = [code for code in [lang, *chosen] if code not in LANGUAGES]
+    if unknown or len(set(chosen)) != len(chosen) or lang not in chosen:
+        raise ValueError(
+            f"lang={lang!r} and languages={languages!r} must name each language once, lang "
+            f"among them, from {sorted(LANGUAGES)}: e.g. lang='en', languages=('en', 'yo')"
+        )
+    return chosen
 
-        output.enable_custom_widget_manager()
-    except (ImportError, AttributeError):  # an old or a future Colab: try to render anyway
-        pass
 
+def self_check(
+    questions: Sequence[AnyQuestion],
+    lang: str = "en",
+    *,
+    languages: Sequence[str] | None = None,
+    seed: int | None = None,
+) -> None:
+    """Show the self-check quiz for `questions`: widgets where they render, else text.
 
-def self_check(questions: Sequence[Question]) -> None:
-    """Show the self-check quiz for `questions`: widgets where they render, else plain text.
-
-    Never blocks without a terminal: with no interactive stdin it prints the questions.
+    Args:
+        questions: from the bank (`questions_for(lesson)`, `faq_questions()`, ...).
+        lang: "en", or "yo" for the FAQ in Yoruba.
+        languages: offer a switch between these languages (e.g. ("en", "yo")), `lang` first.
+        seed: the order of the choices; None draws a fresh order each time.
     """
     questions = _check_questions(questions)
+    languages = _check_languages(lang, languages)
+    rng = random.Random(_check_seed(seed))
+    drawn = {code: _draw(questions, code, rng) for code in languages}
     if widgets_can_render():
-        from IPython.display import display
+        from gradacc_lessons.display import show_widget
 
-        _enable_colab_widgets()
-        quiz = build_quiz(questions)
-        bundle = quiz.box._repr_mimebundle_()
-        bundle["text/plain"] = quiz_text(questions)  # what a frontend without widgets shows
-        display(bundle, raw=True)
+        quizzes = {code: build_quiz(drawn[code], code) for code in languages}
+        widget = quizzes[lang].box if len(quizzes) == 1 else language_switch(quizzes, lang)
+        show_widget(widget, "".join(quiz_html(drawn[code], code) for code in languages))
     elif stdin_is_interactive():
-        run_text_quiz(questions)
+        run_text_quiz(drawn[lang], lang)
     else:
-        print(quiz_text(questions))
-
-
-def self_study_questions() -> list[Question]:
-    """The self-study quiz: the five FAQ questions in order, then every lesson's own, by lesson.
-
-    >>> [q.faq for q in self_study_questions()[:5]]
-    [1, 2, 3, 4, 5]
-    """
-    from gradacc_lessons.quiz.questions import QUESTIONS, faq_questions
-
-    others = sorted((q for q in QUESTIONS if q.faq is None), key=lambda q: q.lesson)
-    return faq_questions() + others
+        print(quiz_text(drawn[lang], lang))
