@@ -312,6 +312,11 @@ def test_checking_without_an_answer_changes_nothing():
     assert feedback(Q, attempt, kind, None, ENGLISH).text.startswith("Pick one of the choices")
 
 
+def test_feedback_rejects_a_kind_that_check_never_returns():
+    with pytest.raises(ValueError, match="kind must be one of"):
+        feedback(Q, Attempt(), "wrong", 1, ENGLISH)
+
+
 def test_is_right_rejects_a_choice_out_of_range():
     with pytest.raises(ValueError, match="answer=4"):
         is_right(Q, 4)
