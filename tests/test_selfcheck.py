@@ -7,6 +7,7 @@ functions, the widgets from Python, the terminal and the static HTML are checked
 from __future__ import annotations
 
 import ast
+import html
 import io
 import random
 import re
@@ -312,6 +313,11 @@ def test_checking_without_an_answer_changes_nothing():
     assert feedback(Q, attempt, kind, None, ENGLISH).text.startswith("Pick one of the choices")
 
 
+def test_feedback_rejects_a_kind_that_check_never_returns():
+    with pytest.raises(ValueError, match="kind must be one of"):
+        feedback(Q, Attempt(), "wrong", 1, ENGLISH)
+
+
 def test_is_right_rejects_a_choice_out_of_range():
     with pytest.raises(ValueError, match="answer=4"):
         is_right(Q, 4)
@@ -607,6 +613,43 @@ def test_the_quiz_says_every_word_in_yoruba_with_the_same_blanks():
 
 def _blanks(text: str) -> set[str]:
     return {field for _, field, _, _ in string.Formatter().parse(text) if field}
+
+
+# --- in a kernel: JupyterLab, and Colab with its widget manager ---
+
+
+def test_in_a_kernel_self_check_shows_the_widget_with_its_static_fallback(monkeypatch):
+    from gradacc_lessons import display
+
+    shown = []
+    monkeypatch.setattr(selfcheck, "widgets_can_render", lambda: True)
+    monkeypatch.setattr(display, "show_widget", lambda widget, page: shown.append((widget, page)))
+    self_check(faq_questions(), languages=("en", "yo"), seed=0)
+    ((switch, page),) = shown
+    toggle, quiz = switch.children
+    assert toggle.options == (("English", "en"), ("Yorùbá", "yo")) and toggle.value == "en"
+    assert re.findall(r'class="gradacc-quiz-static" lang="(\w+)"', page) == ["en", "yo"]
+    first = quiz.children[0].children[1]  # the style sheet, then the first question's card
+    radio = first.children[1]
+    static = page.split("<ol", 1)[1].split("</ol>", 1)[0]  # the first question's choices
+    listed = [html.unescape(item) for item in re.findall(r"<li>(.*?)</li>", static)]
+    assert [label[3:] for label, _ in radio.options] == listed  # the same draw in both
+
+
+def test_on_colab_self_check_switches_on_the_widget_manager(monkeypatch, capsys):
+    import types
+
+    calls: list[str] = []
+    output = types.SimpleNamespace(enable_custom_widget_manager=lambda: calls.append("on"))
+    colab = types.ModuleType("google.colab")
+    colab.output = output
+    monkeypatch.setitem(sys.modules, "google", types.ModuleType("google"))
+    monkeypatch.setitem(sys.modules, "google.colab", colab)
+    monkeypatch.setitem(sys.modules, "google.colab.output", output)
+    monkeypatch.setattr(selfcheck, "widgets_can_render", lambda: True)
+    self_check([Q], seed=0)
+    assert calls == ["on"]
+    assert "VBox" in capsys.readouterr().out  # outside a kernel, display() prints the widget
 
 
 # --- the fallbacks: a terminal, and a script without one ---

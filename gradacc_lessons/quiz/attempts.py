@@ -136,13 +136,15 @@ def feedback(
     >>> feedback(q, Attempt(1, False), "hint", 2, ENGLISH).text.startswith("Not quite. Hint:")
     True
     """
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS} (what check() returns), got {kind!r}")
     if kind == "empty":
         empty = words.type_first if isinstance(question, Prediction) else words.pick_first
         return Feedback(kind, empty)
     verdict = _verdict(question, kind, answer, words)
     if kind == "hint":
         return Feedback(kind, f"{verdict} {words.hint} {question.hint} {words.try_again}")
-    if kind == "right" and attempt.tries > 1:
+    if kind == "right" and attempt.first_right is False:  # right now, not at the first try
         verdict = f"{verdict} {words.first_counts}"
     if isinstance(question, Prediction):
         shown = words.value_is.format(value=format_number(question.value))
@@ -241,5 +243,10 @@ def parse_number(text: str, words: Words) -> float:
 
 
 def is_question(item: object) -> bool:
-    """Whether `item` is a question of the bank (multiple choice or prediction)."""
+    """Whether `item` is a question of the bank (multiple choice or prediction).
+
+    >>> from gradacc_lessons.quiz.questions import question
+    >>> is_question(question("l1_scale")), is_question("l1_scale")
+    (True, False)
+    """
     return isinstance(item, (Question, Prediction))

@@ -327,7 +327,7 @@ QUESTIONS: tuple[AnyQuestion, ...] = (
             "BatchNorm1d in training mode?"
         ),
         choices=(
-            "It trains, but every gradient of the model is exactly zero",
+            "It trains, with the statistics of all the samples seen so far",
             "It trains like the full batch, as the statistics then match",
             "It trains, but its running mean is no longer updated",
             "PyTorch raises an error: one value has no variance",
@@ -335,9 +335,10 @@ QUESTIONS: tuple[AnyQuestion, ...] = (
         answer=3,
         hint="What is the variance of a single number?",
         explanation=(
-            "With one sample each feature's batch variance is zero, so PyTorch refuses "
-            "('Expected more than 1 value per channel when training'). Use LayerNorm or "
-            "GroupNorm, or freeze BatchNorm."
+            "With one sample, each feature has a single value: its batch mean is that value, "
+            "so every output would collapse to BatchNorm's shift. PyTorch refuses ('Expected "
+            "more than 1 value per channel when training'). Use LayerNorm or GroupNorm, or "
+            "freeze BatchNorm."
         ),
     ),
     Prediction(
@@ -398,8 +399,9 @@ QUESTIONS: tuple[AnyQuestion, ...] = (
         answer=3,
         hint="Accumulation changes how many samples each operation sees, not how many there are.",
         explanation=(
-            "Accumulation saves memory, not time. It beats taking a step after every small "
-            "batch, but not processing the batch at once, which the lesson measured."
+            "Accumulation saves memory, not time: the lesson measured it slower than the batch "
+            "at once. It processes more samples per second than a step after every small "
+            "batch, but makes N times fewer updates."
         ),
     ),
     Prediction(
@@ -550,8 +552,8 @@ QUESTIONS: tuple[AnyQuestion, ...] = (
         lesson=6,
         prompt=(
             "1 billion parameters, Adam, float32 (4 bytes a value), ZeRO-3 sharded over 4 GPUs: "
-            "how many GiB (2^30 bytes) does each GPU hold for parameters, gradients and "
-            "Adam's two moments?"
+            "how many GiB (2^30 bytes) of parameters, gradients and Adam's two moments does "
+            "each GPU keep as its own shards?"
         ),
         value=3.725,
         tolerance=0.05,

@@ -125,7 +125,12 @@ def quiz_text(questions: Sequence[AnyQuestion], lang: str = "en") -> str:
 
 
 def feedback_as_text(said: Feedback) -> str:
-    """A feedback message, with its computation indented below it."""
+    """A feedback message, with its computation indented below it.
+
+    >>> print(feedback_as_text(Feedback("right", "Right!", code="3 / 4")))
+    Right!
+        3 / 4
+    """
     if said.code is None:
         return said.text
     code = "\n".join(f"    {line}" for line in said.code.splitlines())
@@ -223,7 +228,11 @@ _COLOURS = {"right": "#1a7f37", "hint": "#9a6700", "answer": "#b42318", "empty":
 
 
 def feedback_html(said: Feedback) -> str:
-    """A feedback message as HTML, coloured by kind, with its computation as a code block."""
+    """A feedback message as HTML, coloured by kind, with its computation as a code block.
+
+    >>> feedback_html(Feedback("right", "Right! 3 < 4", code="3 / 4"))
+    '<span style="color: #1a7f37">Right! 3 &lt; 4</span><pre><code>3 / 4</code></pre>'
+    """
     text = f'<span style="color: {_COLOURS[said.kind]}">{html.escape(said.text)}</span>'
     if said.code is None:
         return text
@@ -231,17 +240,31 @@ def feedback_html(said: Feedback) -> str:
 
 
 def build_quiz(questions: Sequence[AnyQuestion], lang: str = "en") -> QuizWidgets:
-    """The quiz as ipywidgets: a card per question (as given: draw them first), then the score."""
+    """The quiz as ipywidgets: a card per question (as given: draw them first), then the score.
+
+    >>> from gradacc_lessons.quiz.questions import question
+    >>> quiz = build_quiz([question("l1_scale")])
+    >>> quiz.checks["l1_scale"].click()
+    >>> quiz.feedback["l1_scale"].value
+    '<span style="color: inherit">Pick one of the choices first, then press Check.</span>'
+    """
     import ipywidgets as widgets
 
     quiz = QuizWidgets(None, _check_questions(questions), words_for(lang))
-    quiz.score = widgets.HTML()
-    quiz.score.add_class("gradacc-score")
+    quiz.score = _styled(widgets.HTML(), "gradacc-score")
     cards = [_card(quiz, q, n, widgets) for n, q in enumerate(quiz.questions, start=1)]
     _show_score(quiz)
-    quiz.box = widgets.VBox([widgets.HTML(value=_STYLE), *cards, quiz.score])
-    quiz.box.add_class("gradacc-selfcheck")
+    quiz.box = _styled(
+        widgets.VBox([widgets.HTML(_STYLE), *cards, quiz.score]), "gradacc-selfcheck"
+    )
     return quiz
+
+
+def _styled(widget: Any, *css_classes: str) -> Any:
+    """The widget with these CSS classes (for the style sheet, and for the browser tests)."""
+    for css_class in css_classes:
+        widget.add_class(css_class)
+    return widget
 
 
 def _show_score(quiz: QuizWidgets) -> None:
@@ -250,22 +273,29 @@ def _show_score(quiz: QuizWidgets) -> None:
 
 
 def _card(quiz: QuizWidgets, q: AnyQuestion, number: int, widgets: Any) -> Any:
-    """One question's card, wired to `check` and `show_answer`."""
+    """One question's card: prompt, answer input, Check and Show-the-answer, feedback."""
     words = quiz.words
     title = html.escape(words.question.format(number=number))
-    prompt = widgets.HTML(value=f"<b>{title}</b> {html.escape(q.prompt)}")
+    prompt = widgets.HTML(f"<b>{title}</b> {html.escape(q.prompt)}")
     answer, parts = _answer_input(q, words, widgets)
     check_button = widgets.Button(description=words.check, button_style="primary")
-    check_button.add_class("gradacc-check")
-    reveal = widgets.Button(description=words.show_answer)
-    reveal.add_class("gradacc-reveal")
-    said = widgets.HTML(value="")
-    said.add_class("gradacc-feedback")
-    quiz.attempts[q.id] = Attempt()
+    quiz.checks[q.id] = _styled(check_button, "gradacc-check")
+    quiz.reveals[q.id] = _styled(widgets.Button(description=words.show_answer), "gradacc-reveal")
+    quiz.feedback[q.id] = _styled(widgets.HTML(""), "gradacc-feedback")
+    quiz.answers[q.id], quiz.attempts[q.id] = answer, Attempt()
+    _wire(quiz, q)
+    buttons = widgets.HBox([quiz.checks[q.id], quiz.reveals[q.id]])
+    card = widgets.VBox([prompt, *parts, buttons, quiz.feedback[q.id]])
+    return _styled(card, "gradacc-question", f"gradacc-question-{q.id}")
+
+
+def _wire(quiz: QuizWidgets, q: AnyQuestion) -> None:
+    """Connect a card's buttons to `check` and `show_answer`, its feedback and the score."""
+    said, words = quiz.feedback[q.id], quiz.words
 
     def on_check(_button: Any) -> None:
         try:
-            value = _read(q, answer, words)
+            value = _read(q, quiz.answers[q.id], words)
         except ValueError as error:  # a typo in the number box: say what to type
             said.value = feedback_html(Feedback("empty", str(error)))
             return
@@ -278,28 +308,19 @@ def _card(quiz: QuizWidgets, q: AnyQuestion, number: int, widgets: Any) -> Any:
         said.value = feedback_html(feedback(q, quiz.attempts[q.id], "answer", None, words))
         _show_score(quiz)
 
-    check_button.on_click(on_check)
-    reveal.on_click(on_reveal)
-    quiz.answers[q.id], quiz.checks[q.id] = answer, check_button
-    quiz.reveals[q.id], quiz.feedback[q.id] = reveal, said
-    card = widgets.VBox([prompt, *parts, widgets.HBox([check_button, reveal]), said])
-    card.add_class("gradacc-question")
-    card.add_class(f"gradacc-question-{q.id}")
-    return card
+    quiz.checks[q.id].on_click(on_check)
+    quiz.reveals[q.id].on_click(on_reveal)
 
 
 def _answer_input(q: AnyQuestion, words: Words, widgets: Any) -> tuple[Any, list]:
     """The answer's widget (radio choices, or a text box for a number) and what to show."""
     if isinstance(q, Prediction):
         box = widgets.Text(placeholder=words.placeholder, layout=widgets.Layout(width="12em"))
-        box.add_class("gradacc-number")
-        note = widgets.HTML(value=f"<i>{html.escape(tolerance_text(q, words))}</i>")
-        note.add_class("gradacc-tolerance")
-        return box, [box, note]
+        note = widgets.HTML(f"<i>{html.escape(tolerance_text(q, words))}</i>")
+        return _styled(box, "gradacc-number"), [box, _styled(note, "gradacc-tolerance")]
     options = [(f"{LETTERS[i]}. {choice}", i) for i, choice in enumerate(q.choices)]
     radio = widgets.RadioButtons(options=options, value=None, layout=widgets.Layout(width="auto"))
-    radio.add_class("gradacc-choices")
-    return radio, [radio]
+    return _styled(radio, "gradacc-choices"), [radio]
 
 
 def _read(q: AnyQuestion, answer: Any, words: Words) -> Any:
@@ -308,12 +329,21 @@ def _read(q: AnyQuestion, answer: Any, words: Words) -> Any:
 
 
 def language_switch(quizzes: dict[str, QuizWidgets], lang: str) -> Any:
-    """Toggle buttons that show one of `quizzes` (language -> quiz), `lang`'s first."""
+    """Toggle buttons that show one of `quizzes` (language -> quiz), `lang`'s first.
+
+    Each language keeps its own quiz, and its own score, while the other is shown.
+
+    >>> from gradacc_lessons.quiz.questions import faq_questions
+    >>> quizzes = {code: build_quiz(draw(faq_questions(), code), code) for code in ("en", "yo")}
+    >>> toggle, shown = language_switch(quizzes, "en").children
+    >>> toggle.value = "yo"
+    >>> shown.children[0] is quizzes["yo"].box
+    True
+    """
     import ipywidgets as widgets
 
     options = [(LANGUAGES[code], code) for code in quizzes]
-    toggle = widgets.ToggleButtons(options=options, value=lang)
-    toggle.add_class("gradacc-language")
+    toggle = _styled(widgets.ToggleButtons(options=options, value=lang), "gradacc-language")
     shown = widgets.VBox([quizzes[lang].box])
 
     def on_change(change: dict) -> None:
@@ -365,7 +395,11 @@ def _details(css_class: str, summary: str, body: str) -> str:
 
 
 def widgets_can_render() -> bool:
-    """Whether we run inside a Jupyter kernel (JupyterLab, Colab) that has ipywidgets."""
+    """Whether we run inside a Jupyter kernel (JupyterLab, Colab) that has ipywidgets.
+
+    >>> widgets_can_render()  # doctests run in no kernel
+    False
+    """
     try:
         import ipywidgets  # noqa: F401
         from IPython import get_ipython
@@ -375,7 +409,7 @@ def widgets_can_render() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def stdin_is_interactive() -> bool:
+def _stdin_is_interactive() -> bool:
     """Whether someone can type answers: stdin exists and is a terminal."""
     try:
         return sys.stdin is not None and sys.stdin.isatty()
@@ -409,6 +443,13 @@ def self_check(
         lang: "en", or "yo" for the FAQ in Yoruba.
         languages: offer a switch between these languages (e.g. ("en", "yo")), `lang` first.
         seed: the order of the choices; None draws a fresh order each time.
+
+    In Yoruba it asks the FAQ (`faq_questions()`), the questions that have a Yoruba text:
+
+    >>> from gradacc_lessons.quiz.questions import question
+    >>> self_check([question("l1_scale")], lang="yo")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: question 'l1_scale' has no text in lang='yo': ... pass faq_questions(), or lang='en'
     """
     questions = _check_questions(questions)
     languages = _check_languages(lang, languages)
@@ -420,7 +461,7 @@ def self_check(
         quizzes = {code: build_quiz(drawn[code], code) for code in languages}
         widget = quizzes[lang].box if len(quizzes) == 1 else language_switch(quizzes, lang)
         show_widget(widget, "".join(quiz_html(drawn[code], code) for code in languages))
-    elif stdin_is_interactive():
+    elif _stdin_is_interactive():
         run_text_quiz(drawn[lang], lang)
     else:
         print(quiz_text(drawn[lang], lang))
