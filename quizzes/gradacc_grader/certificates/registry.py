@@ -1,0 +1,166 @@
+"""The registry of issued certificates: a SQLite file the issuer keeps, a JSON file it publishes.
+
+The SQLite file holds, per certificate, who it was issued to (course, assignment, nbgrader
+student id: one certificate each) and its signed record; and the signed revocations. Its
+export, ``registry.json``, holds only what verifiers need: the issuer's public key and the
+signed records by ID (no student ids). A verifier checks every record it reads against the
+public key it trusts, so a registry file is evidence only where the signatures hold.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from gradacc_grader.certificates.untrusted import parse_json_object, read_small_file
+
+PUBLISHED_FORMAT = "gradacc-certificate-registry/1"
+MAX_PUBLISHED_BYTES = 500_000_000
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS issuer (public_key TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS certificates (
+    id TEXT PRIMARY KEY,
+    course TEXT NOT NULL,
+    assignment TEXT NOT NULL,
+    student TEXT NOT NULL,
+    signed TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    UNIQUE (course, assignment, student)
+);
+CREATE TABLE IF NOT EXISTS revocations (
+    id TEXT PRIMARY KEY REFERENCES certificates (id),
+    signed TEXT NOT NULL,
+    signature TEXT NOT NULL
+);
+"""
+
+
+class Registry:
+    """The issuer's registry file; use as a context manager (it commits on success).
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "certificates.sqlite"
+    >>> with Registry(path, create=True) as registry:
+    ...     registry.claim_issuer("KEY")
+    ...     registry.add("ABCD", "gradacc", "final", "ada", {"signed": "{}", "signature": "s"})
+    >>> with Registry(path) as registry:
+    ...     registry.find("gradacc", "final", "ada")["id"], registry.published()["public_key"]
+    ('ABCD', 'KEY')
+    """
+
+    def __init__(self, path: Path, create: bool = False):
+        self.path = Path(path)
+        if not create and not self.path.is_file():
+            raise ValueError(f"no certificate registry at {self.path}: check --registry")
+        self.connection = sqlite3.connect(self.path)
+        try:
+            if create:
+                self.connection.executescript(_SCHEMA)
+            query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+            tables = {row[0] for row in self.connection.execute(query)}
+        except sqlite3.Error as error:  # "file is not a database", a read-only folder, ...
+            self.connection.close()
+            raise ValueError(f"{self.path} is not a certificate registry ({error})") from None
+        if not {"issuer", "certificates", "revocations"} <= tables:
+            self.connection.close()
+            raise ValueError(f"{self.path} is an SQLite file but not a certificate registry")
+
+    def __enter__(self) -> Registry:
+        return self
+
+    def __exit__(self, error_type, error, traceback) -> None:
+        if error_type is None:
+            self.connection.commit()
+        self.connection.close()
+
+    def issuer(self) -> str | None:
+        """The base64 public key of the issuer who signs this registry's records, if any yet."""
+        row = self.connection.execute("SELECT public_key FROM issuer").fetchone()
+        return row[0] if row else None
+
+    def claim_issuer(self, public_key: str) -> None:
+        """Record the issuer's public key; ValueError if the registry belongs to another key."""
+        current = self.issuer()
+        if current is None:
+            self.connection.execute("INSERT INTO issuer VALUES (?)", (public_key,))
+        elif current != public_key:
+            raise ValueError(
+                f"{self.path} holds certificates of another issuer key: use that key "
+                "(--key), or another --registry for a new key"
+            )
+
+    def find(self, course: str, assignment: str, student: str) -> dict | None:
+        """The certificate already issued to this student for this assignment, if any."""
+        row = self.connection.execute(
+            "SELECT id, signed, signature FROM certificates "
+            "WHERE course = ? AND assignment = ? AND student = ?",
+            (course, assignment, student),
+        ).fetchone()
+        return None if row is None else {"id": row[0], "signed": row[1], "signature": row[2]}
+
+    def holds(self, certificate_id: str) -> bool:
+        """Whether an ID is already taken."""
+        query = "SELECT 1 FROM certificates WHERE id = ?"
+        return self.connection.execute(query, (certificate_id,)).fetchone() is not None
+
+    def add(self, certificate_id: str, course: str, assignment: str, student: str, entry: dict):
+        """Store a new signed certificate (sqlite3.IntegrityError if the ID or student has one)."""
+        self.connection.execute(
+            "INSERT INTO certificates VALUES (?, ?, ?, ?, ?, ?)",
+            (certificate_id, course, assignment, student, entry["signed"], entry["signature"]),
+        )
+
+    def revocation(self, certificate_id: str) -> dict | None:
+        """The signed revocation of a certificate, if it was revoked."""
+        row = self.connection.execute(
+            "SELECT signed, signature FROM revocations WHERE id = ?", (certificate_id,)
+        ).fetchone()
+        return None if row is None else {"signed": row[0], "signature": row[1]}
+
+    def revoke(self, certificate_id: str, entry: dict) -> None:
+        """Store a signed revocation of an issued certificate."""
+        self.connection.execute(
+            "INSERT INTO revocations VALUES (?, ?, ?)",
+            (certificate_id, entry["signed"], entry["signature"]),
+        )
+
+    def published(self) -> dict:
+        """What ``registry.json`` publishes: the issuer's key and every signed record by ID."""
+
+        def by_id(table: str) -> dict:
+            rows = self.connection.execute(f"SELECT id, signed, signature FROM {table} ORDER BY id")
+            return {row[0]: {"signed": row[1], "signature": row[2]} for row in rows}
+
+        return {
+            "format": PUBLISHED_FORMAT,
+            "public_key": self.issuer(),
+            "certificates": by_id("certificates"),
+            "revocations": by_id("revocations"),
+        }
+
+
+def export_registry(registry_path: Path, out: Path) -> dict:
+    """Write the published form of a registry to ``out`` (JSON); returns what was written."""
+    with Registry(registry_path) as registry:
+        published = registry.published()
+    Path(out).write_text(json.dumps(published, ensure_ascii=False, indent=1) + "\n", "utf-8")
+    return published
+
+
+def read_registry(path: Path) -> dict:
+    """The published form of a registry, from the SQLite file or its JSON export."""
+    path = Path(path)
+    data = read_small_file(path, MAX_PUBLISHED_BYTES, "a certificate registry")
+    if data.startswith(b"SQLite format 3\0"):
+        with Registry(path) as registry:
+            return registry.published()
+    try:
+        published = parse_json_object(data.decode("utf-8-sig"), f"{path}")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not a certificate registry: not UTF-8 JSON") from None
+    if published.get("format") != PUBLISHED_FORMAT or not all(
+        isinstance(published.get(part), dict) for part in ("certificates", "revocations")
+    ):
+        raise ValueError(f"{path} is not a certificate registry (format {PUBLISHED_FORMAT})")
+    return published

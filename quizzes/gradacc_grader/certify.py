@@ -1,0 +1,253 @@
+"""gradacc-certify: certificates with a verifiable ID, issued from the nbgrader gradebook.
+
+    gradacc-certify keygen --out keys
+    gradacc-certify issue gradacc_faq --course quizzes/course --key keys/issuer.key --out certs
+    gradacc-certify verify certs/ada/gradacc-certificate-7K3M-Q9XT-2HPW.json \\
+        --public-key keys/issuer.pub --registry quizzes/course/certificates.sqlite
+    gradacc-certify verify --id 7K3M-Q9XT-2HPW --public-key keys/issuer.pub --registry registry.json
+    gradacc-certify revoke 7K3M-Q9XT-2HPW --registry quizzes/course/certificates.sqlite \\
+        --key keys/issuer.key --reason "plagiarism"
+    gradacc-certify export --registry quizzes/course/certificates.sqlite --out registry.json
+
+Signatures are Ed25519 (the ``cryptography`` package). The instructor's guide is
+quizzes/CERTIFICATES.md. Exit status: 0 done (or valid), 1 refused (or invalid), 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+import sys
+from datetime import date
+from pathlib import Path
+
+from gradacc_grader.certificates.ids import normalize_id
+from gradacc_grader.certificates.issuing import PASS_MARK, issue_certificates
+from gradacc_grader.certificates.printable import default_fonts, missing_characters
+from gradacc_grader.certificates.records import revocation_record
+from gradacc_grader.certificates.registry import Registry, export_registry, read_registry
+from gradacc_grader.certificates.signing import (
+    load_private_key,
+    load_public_key,
+    make_key_pair,
+    public_key_text,
+    sign_record,
+)
+from gradacc_grader.certificates.verification import Invalid, verify_file, verify_id
+
+# Where the course site publishes its verification page (quizzes/verify/); the QR code of
+# every certificate points there. An instructor with a site of their own sets --verify-url.
+VERIFY_URL = "https://gradacc.github.io/gradacc/verify/"
+REGISTRY_FILE = "certificates.sqlite"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The console script: run one command; every problem is one line on stderr, no traceback."""
+    args = _parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except Invalid as error:
+        print(f"INVALID: {error}")
+        return 1
+    except OSError as error:
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"gradacc-certify: {where}{error.strerror or error}", file=sys.stderr)
+        return 1
+    except (ValueError, sqlite3.Error) as error:
+        print(f"gradacc-certify: {_one_line(error)}", file=sys.stderr)
+        return 1
+
+
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        """Bad usage: one line (argparse's default prints the usage too), exit status 2."""
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="gradacc-certify",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(required=True, metavar="COMMAND", parser_class=_Parser)
+    keygen = commands.add_parser("keygen", help="make the issuer's key pair")
+    keygen.add_argument("--out", type=Path, required=True, help="folder for issuer.key/.pub")
+    keygen.set_defaults(run=_keygen)
+    _add_issue(commands)
+    _add_verify(commands)
+    revoke = commands.add_parser("revoke", help="revoke a certificate in the registry")
+    revoke.add_argument("id", help="the certificate ID")
+    revoke.add_argument("--registry", type=Path, required=True, help="the registry (SQLite)")
+    revoke.add_argument("--key", type=Path, required=True, help="the issuer's private key")
+    revoke.add_argument("--reason", required=True, help="why, in a few words (published)")
+    revoke.set_defaults(run=_revoke)
+    export = commands.add_parser("export", help="write the registry as JSON, for publishing")
+    export.add_argument("--registry", type=Path, required=True, help="the registry (SQLite)")
+    export.add_argument("--out", type=Path, required=True, help="the JSON file to write")
+    export.set_defaults(run=_export)
+    return parser
+
+
+def _add_issue(commands) -> None:
+    issue = commands.add_parser("issue", help="issue certificates from the gradebook")
+    issue.add_argument("assignment", help="the graded assignment, e.g. gradacc_faq")
+    issue.add_argument("--course", type=Path, required=True, help="the nbgrader course folder")
+    issue.add_argument("--key", type=Path, required=True, help="the issuer's private key")
+    issue.add_argument("--out", type=Path, required=True, help="folder for the certificates")
+    issue.add_argument(
+        "--pass-mark",
+        type=_pass_mark,
+        default=PASS_MARK,
+        help=f"fraction of the maximum a student needs (default {PASS_MARK})",
+    )
+    issue.add_argument("--student", help="issue to this student only (a self-learner)")
+    issue.add_argument(
+        "--registry", type=Path, help=f"the registry (default: COURSE/{REGISTRY_FILE})"
+    )
+    issue.add_argument("--verify-url", default=VERIFY_URL, help="the verification page")
+    issue.add_argument("--course-version", default=None, help="default: the course's version")
+    issue.add_argument("--font", type=Path, help="a TrueType font for names DejaVu lacks")
+    issue.set_defaults(run=_issue)
+
+
+def _add_verify(commands) -> None:
+    verify = commands.add_parser("verify", help="check a certificate file or an ID")
+    verify.add_argument("certificate", nargs="?", type=Path, help="the certificate's JSON file")
+    verify.add_argument("--id", help="check this ID in the registry instead of a file")
+    verify.add_argument("--public-key", type=Path, required=True, help="the issuer's key")
+    verify.add_argument("--registry", type=Path, help="the registry: SQLite, or its JSON export")
+    verify.set_defaults(run=_verify)
+
+
+def _pass_mark(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 1:  # also false for nan
+        raise argparse.ArgumentTypeError(
+            f"--pass-mark {text}: give a fraction of the maximum in (0, 1], like 0.7"
+        )
+    return value
+
+
+def _keygen(args) -> int:
+    private, public = make_key_pair(args.out)
+    print(f"private key: {private} (keep it secret, readable by you only)")
+    print(f"public key:  {public} (publish it beside the verification page)")
+    return 0
+
+
+def _issue(args) -> int:
+    if not args.course.is_dir():
+        raise ValueError(f"--course {args.course}: no such folder")
+    key = _private_key(args.key)
+    registry = args.registry or args.course / REGISTRY_FILE
+    fonts = default_fonts(args.font)
+    issued = issue_certificates(
+        args.course,
+        args.assignment,
+        key,
+        args.out,
+        registry,
+        pass_mark=args.pass_mark,
+        student=args.student,
+        verify_url=args.verify_url,
+        course_version=args.course_version or _course_version(),
+        fonts=fonts,
+    )
+    for item in issued:
+        r = item.result
+        missing = missing_characters(r.name, fonts) if item.certificate_id else ""
+        note = f" (the PDF cannot draw {missing!r}: add --font FILE)" if missing else ""
+        shown = item.certificate_id or "-"
+        print(f"{r.student:<16} {r.score:g}/{r.max_score:g}  {shown:<14}  {item.outcome}{note}")
+    count = sum(1 for item in issued if item.certificate_id)
+    print(f"{count} certificate(s) in {args.out}; registry: {registry}")
+    return 0
+
+
+def _verify(args) -> int:
+    if (args.certificate is None) == (args.id is None):
+        raise ValueError("give a certificate file or --id ID (one of them)")
+    public_key = load_public_key(args.public_key)
+    published = read_registry(args.registry) if args.registry else None
+    if args.id is not None:
+        if published is None:
+            raise ValueError("--id needs --registry: an ID alone is checked in the registry")
+        record = verify_id(args.id, public_key, published)
+    else:
+        record = verify_file(args.certificate, public_key, published)
+    print(f"VALID: certificate {record['id']}")
+    for label, value in _facts(record):
+        print(f"  {label:<15} {value}")
+    if published is None:
+        print("  registry        not checked (no --registry): a revocation would not show")
+    else:
+        print("  registry        listed, not revoked")
+    return 0
+
+
+def _facts(record: dict) -> list[tuple[str, str]]:
+    return [
+        ("name", record["name"]),
+        ("course", record["course"]),
+        ("assignment", record["assignment"]),
+        ("score", f"{record['score']:g} of {record['max_score']:g}"),
+        ("date", record["date"]),
+        ("course version", record["course_version"]),
+    ]
+
+
+def _revoke(args) -> int:
+    key = _private_key(args.key)
+    certificate_id = normalize_id(args.id)
+    with Registry(args.registry) as registry:
+        if registry.issuer() != public_key_text(key.public_key()):
+            raise ValueError(
+                f"{args.key} is not the key that issued {args.registry}'s certificates"
+            )
+        if not registry.holds(certificate_id):
+            raise ValueError(f"{args.registry} holds no certificate {certificate_id}")
+        if registry.revocation(certificate_id):
+            print(f"{certificate_id} was already revoked")
+            return 0
+        record = revocation_record(certificate_id, date.today(), " ".join(args.reason.split()))
+        registry.revoke(certificate_id, sign_record(record, key))
+    print(f"revoked {certificate_id}; publish the registry again (gradacc-certify export)")
+    return 0
+
+
+def _export(args) -> int:
+    published = export_registry(args.registry, args.out)
+    counts = len(published["certificates"]), len(published["revocations"])
+    print(f"{args.out}: {counts[0]} certificate(s), {counts[1]} revoked")
+    return 0
+
+
+def _private_key(path: Path):
+    key = load_private_key(path)
+    if path.stat().st_mode & 0o077:
+        print(
+            f"gradacc-certify: warning: {path} is readable by others: chmod 600 {path}",
+            file=sys.stderr,
+        )
+    return key
+
+
+def _course_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gradacc-lessons")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

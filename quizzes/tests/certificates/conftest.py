@@ -1,0 +1,64 @@
+"""Gradebooks for the certificate tests, filled through nbgrader's own API (no kernel runs)."""
+
+from __future__ import annotations
+
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+
+AUTO_POINTS, WRITTEN_POINTS = 7.0, 3.0
+
+
+@pytest.fixture(scope="session")
+def fill_gradebook(tmp_path_factory):
+    """A function making a course folder whose gradebook holds one graded assignment.
+
+    ``fill_gradebook(course, assignment, students)``, where ``students`` maps a student id to
+    (autograded points of 7, hand-graded points of 3 or None while pending, display name).
+    """
+    empty = _empty_gradebook(tmp_path_factory.mktemp("gradebook") / "gradebook.db")
+
+    def fill(course: Path, assignment: str, students: dict, course_id: str = "testcourse"):
+        course.mkdir(parents=True, exist_ok=True)
+        (course / "nbgrader_config.py").write_text(f"c.CourseDirectory.course_id = {course_id!r}\n")
+        shutil.copy(empty, course / "gradebook.db")  # a new one per test would take seconds
+        _fill(course / "gradebook.db", assignment, students, course_id)
+        return course
+
+    return fill
+
+
+def _empty_gradebook(path: Path) -> Path:
+    from nbgrader.api import Gradebook
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SQLAlchemy's SAWarnings about nbgrader's models
+        with Gradebook(f"sqlite:///{path}"):
+            pass
+    return path
+
+
+def _fill(database: Path, assignment: str, students: dict, course_id: str) -> None:
+    from nbgrader.api import Gradebook
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with Gradebook(f"sqlite:///{database}", course_id=course_id) as gradebook:
+            gradebook.add_assignment(assignment)
+            gradebook.add_notebook("quiz", assignment)
+            for cell, points, kind in (
+                ("auto", AUTO_POINTS, "code"),
+                ("written", WRITTEN_POINTS, "markdown"),
+            ):
+                gradebook.add_grade_cell(cell, "quiz", assignment, max_score=points, cell_type=kind)
+            for student, (auto, hand, name) in students.items():
+                first, _, last = name.partition(" ")
+                gradebook.add_student(student, first_name=first or None, last_name=last or None)
+                gradebook.add_submission(assignment, student)
+                grade = gradebook.find_grade("auto", "quiz", assignment, student)
+                grade.auto_score, grade.needs_manual_grade = auto, False
+                grade = gradebook.find_grade("written", "quiz", assignment, student)
+                grade.manual_score, grade.needs_manual_grade = hand, hand is None
+            gradebook.db.commit()
