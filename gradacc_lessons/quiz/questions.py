@@ -385,6 +385,134 @@ QUESTIONS: tuple[Question, ...] = (
             "clipping sees the true norm, then step and update once per window."
         ),
     ),
+    # --- lesson 7: accumulation in the frameworks ---
+    Question(
+        id="l7_tail_window",
+        lesson=7,
+        prompt=(
+            "An epoch has 10 micro-batches and Accelerate's accumulate() runs with "
+            "gradient_accumulation_steps=4. What happens to the last two micro-batches?"
+        ),
+        choices=(
+            "They are dropped: the optimizer steps twice in the epoch",
+            "They make a third step, but each loss is still divided by 4: the step is half as "
+            "long as the full batch's",
+            "They make a third step, exactly the full batch's",
+            "They stay in .grad and join the first window of the next epoch, which then adds up "
+            "six micro-batches",
+        ),
+        answer=1,
+        explanation=(
+            "Accelerate (like Lightning) steps at the end of the dataloader, but "
+            "accelerator.backward divides every loss by N. Weigh each micro-batch by its share "
+            "of the window, times N, to get the full batch's step."
+        ),
+        hint="accelerator.backward divides by the N you configured, whatever the window holds.",
+    ),
+    Question(
+        id="l7_trainer_tokens",
+        lesson=7,
+        prompt=(
+            "The Trainer accumulates a causal language model's loss over padded sequences. "
+            "Which count should num_items_in_batch hold for the update to match one big batch?"
+        ),
+        choices=(
+            "The number of micro-batches in the window, since each loss is already a mean",
+            "The number of sequences in the window",
+            "The window's labels that are not -100",
+            "The window's labels that are not -100, shifted by one",
+        ),
+        answer=3,
+        explanation=(
+            "The model predicts token t + 1 from tokens up to t, so a sequence of n real tokens "
+            "gives n - 1 predictions. Counting before the shift adds one token per sequence: "
+            "GPT2LMHeadModel in this lesson came out a few percent short until its loss_type "
+            "was set to ForCausalLM."
+        ),
+        hint="Count what the loss averages over: position t is compared with label t + 1.",
+    ),
+    Question(
+        id="l7_logged_loss",
+        lesson=7,
+        prompt=(
+            'A Lightning module logs self.log("loss", loss) in training_step, with '
+            "accumulate_grad_batches=4. What does the logger receive at each optimizer step?"
+        ),
+        choices=(
+            "The loss of the last micro-batch of the window",
+            "The loss of the whole window, as the Trainer logs it",
+            "The sum of the window's four micro-batch losses",
+            "The window's loss divided by 4",
+        ),
+        answer=0,
+        explanation=(
+            "Lightning logs the value training_step passed to self.log, from the latest "
+            "micro-batch. The Trainer logs the window's loss; an Accelerate loop holds the last "
+            "micro-batch's loss."
+        ),
+        hint="What was the value of `loss` in the last training_step before the step?",
+    ),
+    Question(
+        id="l7_scheduler_length",
+        lesson=7,
+        prompt=(
+            "With Accelerate, 1,000 micro-batches per epoch and gradient_accumulation_steps=4, "
+            "how many steps should a linear schedule for one epoch be sized for?"
+        ),
+        choices=("4", "250", "1,000", "4,000"),
+        answer=1,
+        explanation=(
+            "The prepared scheduler advances only when the optimizer really steps: once per "
+            "window, 1,000 / 4 = 250 times. Sized for len(dataloader) = 1,000 it is a quarter "
+            "done when the epoch ends."
+        ),
+        hint="Count optimizer steps, not micro-batches.",
+    ),
+    Question(
+        id="l7_clipping",
+        lesson=7,
+        prompt=(
+            "You call accelerator.clip_grad_norm_(model.parameters(), 1.0) after every "
+            "accelerator.backward(loss), inside accumulate(). What goes wrong?"
+        ),
+        choices=(
+            "Nothing: inside accumulate(), Accelerate notices that the window is not complete "
+            "and skips the call until its last micro-batch",
+            "Accelerate raises an error inside accumulate()",
+            "Every micro-batch clips a partial sum of the window's gradient, so the step is not "
+            "the full batch's clipped step",
+            "The gradient is clipped twice at the end of the window",
+        ),
+        answer=2,
+        explanation=(
+            "clip_grad_norm_ clips whatever .grad holds when it is called. Guard it with "
+            "`if accelerator.sync_gradients:` so that it clips the summed gradient once per "
+            "window, as the Trainer and Lightning do."
+        ),
+        hint="Does clip_grad_norm_ know that the window is not finished yet?",
+    ),
+    Question(
+        id="l7_deepspeed_scaling",
+        lesson=7,
+        prompt=(
+            "Under DeepSpeed with gradient_accumulation_steps=8, a loop does "
+            "engine.backward(loss / 8) and engine.step() after every micro-batch. What is wrong?"
+        ),
+        choices=(
+            "engine.step() must be called once per window, after its last micro-batch, or the "
+            "optimizer steps 8 times",
+            "Nothing: this is DeepSpeed's documented loop",
+            "The loss must be multiplied by 8 instead",
+            "The loss is divided by 8 twice, so every update is 8 times too small",
+        ),
+        answer=3,
+        explanation=(
+            "engine.backward scales the loss by 1/gradient_accumulation_steps itself, and "
+            "engine.step() is meant to be called after every micro-batch: the engine only "
+            "steps at window boundaries."
+        ),
+        hint="Which of the two calls already knows N?",
+    ),
 )
 
 
