@@ -557,6 +557,8 @@ IDS, LABELS = frameworks.make_chunks(TEXT, VOCABULARY, 8, 4)
         ({"schedule": "cosine"}, "schedule"),
         ({"schedule_steps": 0}, "schedule_steps"),
         ({"labels": LABELS[:, :3]}, "input_ids and labels"),
+        ({"input_ids": IDS[:0], "labels": LABELS[:0]}, "at least one sequence"),
+        ({"labels": LABELS.float()}, "token ids"),
     ],
 )
 def test_a_bad_recipe_says_what_to_fix(settings, named):
@@ -595,6 +597,14 @@ def test_numpy_integers_are_counts():
 def test_bad_input_says_what_to_fix(call, named):
     with pytest.raises(ValueError, match=named):
         call()
+
+
+def test_a_window_of_padding_only_says_what_to_fix():
+    labels = LABELS.clone()
+    labels[4:] = -100  # the second window (sequences 4 to 7) holds no target
+    recipe = frameworks.Recipe(IDS, labels, 2, 2)
+    with pytest.raises(ValueError, match="window 1 has no next-token target"):
+        frameworks.train_accelerate(model_of("llama"), recipe, weigh_tokens=True)
 
 
 def test_logged_loss_table_needs_the_course_loop():

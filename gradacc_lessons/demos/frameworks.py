@@ -21,6 +21,7 @@ import contextlib
 import copy
 import functools
 import gc
+import html
 import importlib
 import inspect
 import io
@@ -249,16 +250,12 @@ class Recipe:
     max_grad_norm: float | None = None
 
     def __post_init__(self):
+        _check_token_tensors(self.input_ids, self.labels)
         for name in ("micro_batch", "accumulation_steps"):
             object.__setattr__(self, name, _positive(name, getattr(self, name)))
         if self.schedule_steps is not None:
             object.__setattr__(
                 self, "schedule_steps", _positive("schedule_steps", self.schedule_steps)
-            )
-        if self.input_ids.dim() != 2 or self.input_ids.shape != self.labels.shape:
-            raise ValueError(
-                f"input_ids and labels must be (sequences, length) tensors of one shape, got "
-                f"{tuple(self.input_ids.shape)} and {tuple(self.labels.shape)}"
             )
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule must be one of {SCHEDULES}, got {self.schedule!r}")
@@ -268,7 +265,12 @@ class Recipe:
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
 
     def micro_batches(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
-        """The (input_ids, labels) micro-batches, in order."""
+        """The (input_ids, labels) micro-batches, in order.
+
+        >>> recipe = Recipe(*make_chunks("abcdefghij", " abcdefghij", 5, 2), 2, 2)
+        >>> [len(ids) for ids, labels in recipe.micro_batches()], recipe.window_sizes()
+        ([2, 2, 1], [2, 1])
+        """
         return list(
             zip(self.input_ids.split(self.micro_batch), self.labels.split(self.micro_batch))
         )
@@ -286,16 +288,24 @@ class Recipe:
         return [count_tokens(next_token_targets(y)) for _, y in self.micro_batches()]
 
     def window_tokens(self) -> list[int]:
-        """How many next-token targets each window holds: what a token mean divides by."""
-        return [
-            sum(count_tokens(next_token_targets(y)) for _, y in window)
-            for window in windows(self.micro_batches(), self.accumulation_steps)
-        ]
+        """How many next-token targets each window holds: what a token mean divides by.
+
+        >>> Recipe(*make_chunks("abcdefghij", " abcdefghij", 5, 2), 2, 2).window_tokens()
+        [4, 1]
+        """
+        return self._per_window(lambda labels: count_tokens(next_token_targets(labels)))
 
     def window_labels(self) -> list[int]:
-        """How many labels each window holds before the shift: one a sequence too many."""
+        """How many labels each window holds before the shift: one a sequence too many.
+
+        >>> Recipe(*make_chunks("abcdefghij", " abcdefghij", 5, 2), 2, 2).window_labels()
+        [8, 2]
+        """
+        return self._per_window(count_tokens)
+
+    def _per_window(self, count):
         return [
-            sum(count_tokens(y) for _, y in window)
+            sum(count(labels) for _, labels in window)
             for window in windows(self.micro_batches(), self.accumulation_steps)
         ]
 
@@ -336,7 +346,12 @@ def train_full_batch(model, recipe: Recipe) -> Run:
 
 
 def train_course(model, recipe: Recipe) -> Run:
-    """The course's `train_accumulated`, in float32: micro-batches weighted by their samples."""
+    """The course's `train_accumulated`, in float32: micro-batches weighted by their samples.
+
+    >>> recipe = Recipe(*make_chunks("abcdefgh", " abcdefgh", 4, 2), 1, 3)
+    >>> train_course(tiny_causal_lm(9), recipe).learning_rates
+    [1.0, 1.0]
+    """
     micro_batches = _shifted(recipe)
     n = recipe.accumulation_steps
     return _course_loop("train_accumulated", copy.deepcopy(model), recipe, micro_batches, n)
@@ -366,6 +381,10 @@ def train_textbook(model, recipe: Recipe) -> Run:
     """Lesson 1's `if (i + 1) % N == 0` loop: each loss / N, a step per full window.
 
     It has no scheduler and no clipping, so the recipe must ask for neither.
+
+    >>> recipe = Recipe(*make_chunks("abcdefgh", " abcdefgh", 4, 2), 1, 3)
+    >>> train_textbook(tiny_causal_lm(9), recipe)  # 4 micro-batches, N = 3: one full window
+    Run('textbook loop', optimizer steps=1, scheduler steps=0)
     """
     from gradacc_lessons.demos.loops import textbook_loop
 
@@ -423,6 +442,11 @@ def train_hf_trainer(model, recipe: Recipe) -> Run:
 
     The Trainer sizes its own schedule ("constant" or "linear") unless the recipe gives
     `schedule_steps`. Its default clipping (max_grad_norm=1.0) gives way to the recipe's.
+
+    >>> recipe = Recipe(*make_padded_lines("ab\\nabcd\\nabc", " abcd", 3), 1, 2)
+    >>> run = train_hf_trainer(tiny_causal_lm(5), recipe)
+    >>> run.token_counts, recipe.window_tokens()  # it counts each window's targets first
+    ([4, 2], [4, 2])
     """
     model = copy.deepcopy(model)
     data = [{"input_ids": x, "labels": y} for x, y in zip(recipe.input_ids, recipe.labels)]
@@ -516,6 +540,10 @@ def train_accelerate(
     `weigh_tokens` is the fix: each micro-batch's loss times its share of the window's
     tokens, times N (`accelerator.backward` divides by N). `clip_every_micro_batch`
     clips after every backward instead of once per window (the mistake).
+
+    >>> recipe = Recipe(*make_chunks("abcdefgh", " abcdefgh", 4, 2), 1, 3)
+    >>> train_accelerate(tiny_causal_lm(9), recipe)  # it steps on the short last window
+    Run('Accelerate', optimizer steps=2, scheduler steps=2)
     """
     shares, held = _token_shares(recipe), []
     with _quiet_and_restored("accelerate") as [accelerate]:
@@ -560,8 +588,13 @@ def _loader(recipe):
 def _token_shares(recipe):
     # each micro-batch's share of its window's next-token targets
     shares = []
-    for window in windows(recipe.micro_batches(), recipe.accumulation_steps):
+    for index, window in enumerate(windows(recipe.micro_batches(), recipe.accumulation_steps)):
         counts = [count_tokens(next_token_targets(y)) for _, y in window]
+        if sum(counts) == 0:
+            raise ValueError(
+                f"window {index} has no next-token target (its labels are all {IGNORE_INDEX}): "
+                f"its mean loss is 0/0; leave padding-only sequences out of the recipe"
+            )
         shares += [count / sum(counts) for count in counts]
     return shares
 
@@ -574,6 +607,10 @@ def train_lightning(model, recipe: Recipe, *, weigh_tokens: bool = False) -> Run
 
     `weigh_tokens` is the fix: training_step returns its loss times its share of the
     window's tokens, times N (Lightning divides what training_step returns by N).
+
+    >>> recipe = Recipe(*make_chunks("abcdefgh", " abcdefgh", 4, 2), 1, 3)
+    >>> train_lightning(tiny_causal_lm(9), recipe, weigh_tokens=True)
+    Run('Lightning + token weights', optimizer steps=2, scheduler steps=2)
     """
     with _quiet_and_restored("lightning") as [lightning], TemporaryDirectory() as folder:
         module = _lightning_module(lightning, model, recipe, weigh_tokens)
@@ -684,6 +721,12 @@ def measure(model, recipe: Recipe, ways=FOUR_WAYS) -> Measurement:
 
     The update error is ‖update − true update‖ / ‖true update‖, the updates being the
     parameters after training minus before: a last step half too short shows plainly.
+    Returns a Measurement, shown as a table.
+
+    >>> recipe = Recipe(*make_chunks("abcdefgh", " abcdefgh", 4, 2), 1, 3)
+    >>> measurement = measure(tiny_causal_lm(9), recipe, ["Trainer", "Accelerate"])
+    >>> measurement.errors["Trainer"] < 1e-5 < 1e-2 < measurement.errors["Accelerate"]
+    True
     """
     unknown = [way for way in ways if way not in WAYS]
     if unknown or not ways:
@@ -721,9 +764,10 @@ class Table:
         )
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th>{h}</th>" for h in self.headers)
+        head = "".join(f"<th>{html.escape(str(h))}</th>" for h in self.headers)
         body = "".join(
-            "<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>" for row in self.rows
+            "<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row) + "</tr>"
+            for row in self.rows
         )
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
@@ -826,6 +870,22 @@ def _quiet_and_restored(*names):
         torch.set_num_threads(threads)
         os.environ.clear()
         os.environ.update(environment)
+
+
+def _check_token_tensors(input_ids, labels):
+    shapes = [tuple(getattr(t, "shape", ())) for t in (input_ids, labels)]
+    if not all(isinstance(t, torch.Tensor) and t.dim() == 2 for t in (input_ids, labels)) or (
+        shapes[0] != shapes[1] or shapes[0][0] == 0
+    ):
+        raise ValueError(
+            f"input_ids and labels must be (sequences, length) tensors of one shape, with at "
+            f"least one sequence; got shapes {shapes[0]} and {shapes[1]}"
+        )
+    if input_ids.is_floating_point() or labels.is_floating_point():
+        raise ValueError(
+            f"input_ids and labels must hold token ids (integers), "
+            f"got {input_ids.dtype} and {labels.dtype}"
+        )
 
 
 def _positive(name, value):
