@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml quizzes/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "torch==$(TORCH_VERSION)"
-	$(BIN)/python -m pip install --quiet -e ".[lab,dev]" -e ./quizzes
+	$(BIN)/python -m pip install --quiet -e ".[lab,dev,frameworks]" -e ./quizzes
 	rm -f $(VENV)/.installed-*
 	touch $@
 

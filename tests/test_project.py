@@ -11,7 +11,7 @@ import pytest
 import tomllib
 import yaml
 
-from tools.setup_cell import SETUP_CELL, URL_VARIABLE
+from tools.setup_cell import SETUP_CELL, URL_VARIABLE, setup_cell_for
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
@@ -49,7 +49,7 @@ def test_notebooks_are_committed_without_outputs(path):
 def test_each_lesson_starts_with_the_setup_cell(path):
     notebook = json.loads(path.read_text())
     first_code = next(c for c in notebook["cells"] if c["cell_type"] == "code")
-    assert "".join(first_code["source"]) == SETUP_CELL
+    assert "".join(first_code["source"]) == setup_cell_for(path.name)
 
 
 def test_makefile_pins_the_cpu_torch_this_machine_has():

@@ -17,7 +17,7 @@ import nbformat
 COURSE_URL = "git+https://github.com/gradacc/gradacc.git"  # what Colab installs
 URL_VARIABLE = "GRADACC_INSTALL_URL"  # set it to install from elsewhere (a fork, a checkout)
 
-SETUP_CELL = f"""\
+_INSTALL = f"""\
 # @title Setup: installs the course's package where it is missing (Colab), then fixes the seeds
 import importlib.util
 import os
@@ -27,10 +27,40 @@ import sys
 if importlib.util.find_spec("gradacc_lessons") is None:
     url = os.environ.get("{URL_VARIABLE}", "{COURSE_URL}")
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", url], check=True)
-
+"""
+_SEEDS = """
 from gradacc_lessons import make_repeatable
 
 make_repeatable(seed=0)  # seeds, and one CPU thread: the numbers below repeat on every run"""
+SETUP_CELL = _INSTALL + _SEEDS
+
+# Lessons that need one of the course's optional extras (pyproject.toml): the extra, and
+# the modules it brings. Their setup cell also installs the extra where one is missing.
+EXTRAS = {
+    "07_frameworks.ipynb": ("frameworks", ("transformers", "accelerate", "lightning")),
+}
+
+
+def setup_cell_for(notebook: str) -> str:
+    """The setup cell of the notebook named `notebook`: SETUP_CELL, plus the lesson's extra.
+
+    >>> setup_cell_for("01_accumulation_is_a_full_batch.ipynb") == SETUP_CELL
+    True
+    >>> "gradacc-lessons[frameworks]" in setup_cell_for("07_frameworks.ipynb")
+    True
+    """
+    if notebook not in EXTRAS:
+        return SETUP_CELL
+    extra, modules = EXTRAS[notebook]
+    names = ", ".join(f'"{name}"' for name in modules)  # as ruff formats a tuple of strings
+    install_extra = f"""
+needed = ({names})  # this lesson's optional extra
+if any(importlib.util.find_spec(name) is None for name in needed):
+    extra = "gradacc-lessons[{extra}]"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", extra], check=True)
+"""
+    return _INSTALL + install_extra + _SEEDS
+
 
 # Collapsed in JupyterLab (source_hidden) and shown as a titled form in Colab (cellView).
 SETUP_METADATA = {"jupyter": {"source_hidden": True}, "cellView": "form"}
@@ -41,9 +71,10 @@ def update_setup_cell(path: Path) -> bool:
     notebook = nbformat.read(path, as_version=4)
     first = next(cell for cell in notebook.cells if cell.cell_type == "code")
     wanted = {**first.metadata, **SETUP_METADATA}
-    if first.source == SETUP_CELL and first.metadata == wanted:
+    source = setup_cell_for(path.name)
+    if first.source == source and first.metadata == wanted:
         return False
-    first.source = SETUP_CELL
+    first.source = source
     first.metadata = nbformat.from_dict(wanted)
     nbformat.write(notebook, path)
     return True
