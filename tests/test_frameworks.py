@@ -194,6 +194,7 @@ def measured(maker, shape, ways=frameworks.FOUR_WAYS, kind="llama", **settings):
 # --- the references themselves ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", TAILS)
 def test_the_two_hand_references_agree_in_float64(shape):
     recipe = chunks(*shape)
@@ -203,6 +204,7 @@ def test_the_two_hand_references_agree_in_float64(shape):
     assert diff < FLOAT64 * max(float(t.abs().max()) for t in whole.values())
 
 
+@pytest.mark.slow
 def test_the_lessons_error_is_this_files_error():
     # what the lesson prints is the update error computed here, against the hand truth
     recipe, measurement = measured("chunks", TAILS[0], ("Accelerate",))
@@ -214,6 +216,7 @@ def test_the_lessons_error_is_this_files_error():
 # --- section 2: even windows -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", EVEN)
 @pytest.mark.parametrize("way", frameworks.FOUR_WAYS)
 def test_even_windows_are_the_full_batch(shape, way):
@@ -231,6 +234,7 @@ def test_even_windows_are_the_full_batch(shape, way):
 # --- section 3: a short last window -----------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", TAILS)
 def test_the_trainer_and_the_course_get_the_short_last_window_right(shape):
     recipe, measurement = measured("chunks", shape, ALL_WAYS)
@@ -248,6 +252,7 @@ def test_the_trainer_and_the_course_get_the_short_last_window_right(shape):
         )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", TAILS)
 @pytest.mark.parametrize("way", ["Accelerate", "Lightning"])
 def test_accelerate_and_lightning_divide_a_short_last_window_by_n(shape, way):
@@ -261,6 +266,7 @@ def test_accelerate_and_lightning_divide_a_short_last_window_by_n(shape, way):
     assert len(run.learning_rates) == len(_windows(recipe)), claim
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", TAILS)
 def test_the_textbook_loop_drops_a_short_last_window(shape):
     recipe, measurement = measured("chunks", shape, ALL_WAYS)
@@ -274,6 +280,7 @@ def test_the_textbook_loop_drops_a_short_last_window(shape):
 # --- section 4: tokens -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", PADDED)
 def test_only_token_weights_match_padded_lines(shape):
     ways = (*frameworks.FOUR_WAYS, "Accelerate + token weights", "Lightning + token weights")
@@ -306,6 +313,7 @@ def test_only_token_weights_match_padded_lines(shape):
             )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", PADDED)
 def test_the_trainer_counts_shifted_labels_for_llama(shape):
     recipe, measurement = measured("lines", shape, ("Trainer",))
@@ -317,6 +325,7 @@ def test_the_trainer_counts_shifted_labels_for_llama(shape):
     assert recipe.window_tokens() == expected
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", PADDED)
 def test_the_trainer_counts_unshifted_labels_for_gpt2(shape):
     recipe, measurement = measured("lines", shape, ("Trainer",), kind="gpt2")
@@ -335,6 +344,7 @@ def test_the_trainer_counts_unshifted_labels_for_gpt2(shape):
     )
 
 
+@pytest.mark.slow
 def test_telling_gpt2_its_loss_type_fixes_the_trainers_count():
     model = copy.deepcopy(model_of("gpt2"))
     model.loss_type = "ForCausalLM"
@@ -351,6 +361,7 @@ def test_telling_gpt2_its_loss_type_fixes_the_trainers_count():
 # --- section 5: what each one logs -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_what_each_one_logs_as_the_loss():
     recipe, measurement = measured("chunks", EVEN[0], schedule="linear")
     model = model_of("llama")
@@ -376,6 +387,7 @@ def test_what_each_one_logs_as_the_loss():
 # --- section 6: the scheduler ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", [EVEN[0], TAILS[0], TAILS[2]])
 def test_schedulers_advance_once_per_optimizer_step(shape):
     recipe, measurement = measured("chunks", shape, schedule="linear")
@@ -388,6 +400,7 @@ def test_schedulers_advance_once_per_optimizer_step(shape):
         assert run.schedule_length == steps, f"{way} sizes its schedule in optimizer steps"
 
 
+@pytest.mark.slow
 def test_a_schedule_sized_by_micro_batches_is_a_quarter_done():
     recipe = chunks(*EVEN[0], schedule="linear")
     micro_batches = len(recipe.micro_batches())
@@ -404,6 +417,7 @@ def test_a_schedule_sized_by_micro_batches_is_a_quarter_done():
 # --- section 7: clipping ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_every_framework_clips_once_per_window():
     recipe, measurement = measured(
         "chunks",
@@ -443,6 +457,7 @@ def test_the_defaults_the_lesson_names():
     assert rows[("Trainer", "lr_scheduler_type")] == "linear"
 
 
+@pytest.mark.slow
 def test_the_trainer_divides_by_the_windows_micro_batches_without_a_token_count():
     # the translation table: "else / the micro-batches in the window"
     model = copy.deepcopy(model_of("llama"))
@@ -455,6 +470,7 @@ def test_the_trainer_divides_by_the_windows_micro_batches_without_a_token_count(
     holds(claim, error(per_window, run, model), FLOAT32)
 
 
+@pytest.mark.slow
 def test_the_course_records_each_windows_last_micro_batch_loss():
     recipe, measurement = measured("chunks", EVEN[0], schedule="linear")
     _, last_losses = hand_sgd(model_of("llama"), recipe, by_tokens)
@@ -465,6 +481,7 @@ def test_the_course_records_each_windows_last_micro_batch_loss():
 # --- what the lesson shows ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_tables_show_every_row_and_column():
     recipe, measurement = measured("chunks", EVEN[0], schedule="linear")
     text = repr(measurement)
@@ -479,6 +496,7 @@ def test_tables_show_every_row_and_column():
     assert [row[0] for row in schedule.rows] == list(frameworks.FOUR_WAYS)
 
 
+@pytest.mark.slow
 def test_token_count_table_lines_up_windows_and_counts():
     recipe, measurement = measured("lines", PADDED[0], ("Trainer",))
     table = frameworks.token_count_table(recipe, {"Llama": measurement.runs["Trainer"]})
@@ -509,6 +527,7 @@ def test_causal_loss_is_the_models_own_loss():
 # --- leaving the process as it was -------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "call",
     [
@@ -599,6 +618,7 @@ def test_bad_input_says_what_to_fix(call, named):
         call()
 
 
+@pytest.mark.slow
 def test_a_window_of_padding_only_says_what_to_fix():
     labels = LABELS.clone()
     labels[4:] = -100  # the second window (sequences 4 to 7) holds no target
@@ -607,6 +627,7 @@ def test_a_window_of_padding_only_says_what_to_fix():
         frameworks.train_accelerate(model_of("llama"), recipe, weigh_tokens=True)
 
 
+@pytest.mark.slow
 def test_logged_loss_table_needs_the_course_loop():
     _, measurement = measured("chunks", TAILS[0], ALL_WAYS)
     only = frameworks.Measurement(
@@ -619,14 +640,15 @@ def test_logged_loss_table_needs_the_course_loop():
 # --- lesson 7's self-check --------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_lesson_7_has_self_check_questions_with_hints():
-    from gradacc_lessons.quiz.questions import questions_for
+    from gradacc_lessons.quiz.questions import Prediction, questions_for
 
     questions = questions_for(lesson=7)
     assert len(questions) >= 5
-    for q in questions:
-        assert q.hint and q.explanation and 0 <= q.answer < len(q.choices), q.id
-    longest = [max(range(len(q.choices)), key=lambda i: len(q.choices[i])) for q in questions]
-    right_is_longest = sum(q.answer == i for q, i in zip(questions, longest))
-    assert right_is_longest <= len(questions) // 2, "the longest choice must not give it away"
-    assert len({q.answer for q in questions}) >= 3, "right answers at varied positions"
+    assert all(q.hint and q.explanation for q in questions)
+    predictions = [q for q in questions if isinstance(q, Prediction)]
+    assert predictions, "every lesson asks to predict one number"
+    recipe = lines(*PADDED[0])
+    gpt2_count = frameworks.train_hf_trainer(model_of("gpt2"), recipe).token_counts[1]
+    assert predictions[0].value == gpt2_count, "the predicted number is the Trainer's own count"

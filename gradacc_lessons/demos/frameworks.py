@@ -847,6 +847,7 @@ def _quiet_and_restored(*names):
     of a second here): frozen objects are skipped.
     """
     generators = random.getstate(), np.random.get_state(), torch.random.get_rng_state()
+    gpus = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
     threads, environment = torch.get_num_threads(), dict(os.environ)
     gc.freeze()
     try:
@@ -867,6 +868,8 @@ def _quiet_and_restored(*names):
         random.setstate(generators[0])
         np.random.set_state(generators[1])
         torch.random.set_rng_state(generators[2])
+        if gpus is not None:  # the Trainer seeds the GPUs' generators too
+            torch.cuda.set_rng_state_all(gpus)
         torch.set_num_threads(threads)
         os.environ.clear()
         os.environ.update(environment)

@@ -695,6 +695,29 @@ QUESTIONS: tuple[AnyQuestion, ...] = (
         ),
         hint="Which of the two calls already knows N?",
     ),
+    Prediction(
+        id="l7_predict_gpt2_count",
+        lesson=7,
+        prompt=(
+            "Lesson 7's second window of padded lines holds 8 lines and 360 next-token "
+            "targets. How many items does the Trainer divide its loss by for GPT2LMHeadModel?"
+        ),
+        value=368,
+        tolerance=0,
+        computation=(
+            "from gradacc_lessons.demos import frameworks\n\n"
+            "text = frameworks.zen_of_python()\n"
+            "vocabulary = frameworks.make_vocabulary(text)\n"
+            "ids, labels = frameworks.make_padded_lines(text, vocabulary, count=16)\n"
+            "lines = frameworks.Recipe(ids, labels, micro_batch=2, accumulation_steps=4)\n"
+            "lines.window_labels()[1]"
+        ),
+        hint="For GPT-2 the Trainer counts the labels before the shift by one position.",
+        explanation=(
+            "Unshifted, every line keeps its first label too: 360 targets + 1 per line x 8 "
+            "lines = 368, so each update of that window is 360/368 of the full batch's."
+        ),
+    ),
 )
 
 
