@@ -14,6 +14,7 @@ Everything here is a pure function of its arguments, so the tests need no widget
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -52,16 +53,42 @@ def is_right(question: AnyQuestion, answer: Answer) -> bool:
     >>> is_right(question("l1_scale"), 0), is_right(question("l2_predict_last_window"), 0.755)
     (True, True)
     """
+    _check_question(question)
     if answer is None:
         return False
     if isinstance(question, Prediction):
-        return abs(float(answer) - question.value) <= question.tolerance
-    if not 0 <= answer < len(question.choices):
+        return abs(_real("answer", answer) - question.value) <= question.tolerance
+    last = len(question.choices) - 1
+    if (
+        isinstance(answer, bool)
+        or not isinstance(answer, numbers.Integral)
+        or not 0 <= answer <= last
+    ):
         raise ValueError(
-            f"answer={answer} is out of range for question {question.id!r}: "
-            f"pass a choice's index from 0 to {len(question.choices) - 1}"
+            f"answer={answer!r} is not a choice of question {question.id!r}: "
+            f"pass a choice's index from 0 to {last}, or None"
         )
     return answer == question.answer
+
+
+def _check_question(question: object) -> None:
+    if not is_question(question):
+        raise ValueError(
+            f"question must be a Question or Prediction of the bank, got {question!r}: "
+            "take one from gradacc_lessons.quiz.questions (question, questions_for)"
+        )
+
+
+def _check_attempt(attempt: object) -> None:
+    if not isinstance(attempt, Attempt):
+        raise ValueError(f"attempt must be an Attempt (Attempt() to start), got {attempt!r}")
+
+
+def _real(name: str, value: object) -> float:
+    """`value` as a finite float; ValueError naming `name` for anything else (bools too)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
 
 
 def check(question: AnyQuestion, attempt: Attempt, answer: Answer) -> tuple[Attempt, str]:
@@ -76,6 +103,7 @@ def check(question: AnyQuestion, attempt: Attempt, answer: Answer) -> tuple[Atte
     >>> kind, second.first_right, second.right
     ('right', False, True)
     """
+    _check_attempt(attempt)
     if answer is None:
         return attempt, "empty"
     right = is_right(question, answer)
@@ -99,6 +127,7 @@ def show_answer(attempt: Attempt) -> Attempt:
     >>> show_answer(Attempt())
     Attempt(tries=0, first_right=False, right=False, shown=True)
     """
+    _check_attempt(attempt)
     first_right = False if attempt.first_right is None else attempt.first_right
     return replace(attempt, first_right=first_right, shown=True)
 
@@ -111,6 +140,13 @@ def score_text(attempts: Iterable[Attempt], total: int, words: Words) -> str:
     'Score: 1 / 3 at the first try · 2 / 3 right in the end'
     """
     attempts = list(attempts)
+    for attempt in attempts:
+        _check_attempt(attempt)
+    if isinstance(total, bool) or not isinstance(total, numbers.Integral) or total < len(attempts):
+        raise ValueError(
+            f"total must be the number of questions, at least the {len(attempts)} attempts, "
+            f"got {total!r}"
+        )
     first = sum(1 for a in attempts if a.first_right)
     final = sum(1 for a in attempts if a.right)
     return words.score.format(first=first, final=final, total=total)
@@ -176,6 +212,8 @@ def tolerance_text(question: Prediction, words: Words) -> str:
     >>> tolerance_text(question("l2_predict_last_window"), ENGLISH)
     'Answers within ±0.01 count as right.'
     """
+    if not isinstance(question, Prediction):
+        raise ValueError(f"question must be a Prediction (it has a tolerance), got {question!r}")
     if question.tolerance == 0:
         return words.exact
     return words.within.format(tolerance=format_number(question.tolerance))
@@ -187,7 +225,8 @@ def format_number(value: float) -> str:
     >>> format_number(1024.0), format_number(0.3439), format_number(160.016008)
     ('1024', '0.3439', '160')
     """
-    if float(value).is_integer():
+    value = _real("value", value)
+    if value.is_integer():
         return str(int(value))
     return f"{value:.4g}"
 
@@ -204,6 +243,8 @@ def parse_answer(question: AnyQuestion, text: str, words: Words) -> Answer:
     >>> parse_answer(question("l2_predict_last_window"), "3/4", ENGLISH)
     0.75
     """
+    _check_question(question)
+    _check_text(text)
     text = text.strip()
     if not text:
         return None
@@ -228,6 +269,7 @@ def parse_number(text: str, words: Words) -> float:
     >>> [parse_number(t, ENGLISH) for t in ("1,024", "3/4", "75 %", "-2e-3")]
     [1024.0, 0.75, 0.75, -0.002]
     """
+    _check_text(text)
     cleaned = text.strip()
     percent = cleaned.endswith("%")
     cleaned = cleaned.rstrip("%").strip()
@@ -240,6 +282,11 @@ def parse_number(text: str, words: Words) -> float:
     if not math.isfinite(value):
         raise ValueError(words.not_a_number.format(text=text.strip()))
     return value / 100 if percent else value
+
+
+def _check_text(text: object) -> None:
+    if not isinstance(text, str):
+        raise ValueError(f"text must be what the learner typed, a str, got {text!r}")
 
 
 def is_question(item: object) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gradacc_lessons.quiz import yoruba
-from gradacc_lessons.quiz.questions import AnyQuestion, Question
+from gradacc_lessons.quiz.questions import AnyQuestion, Prediction, Question
 
 LANGUAGES = {"en": "English", "yo": "Yorùbá"}
 
@@ -102,6 +102,8 @@ def translated(question: AnyQuestion, lang: str) -> AnyQuestion:
     'Kini ikojọpọ gradient nipataki jẹ ki o ṣe?'
     """
     _check_language(lang)
+    if not isinstance(question, (Question, Prediction)):
+        raise ValueError(f"question must be a Question or Prediction of the bank, got {question!r}")
     if lang == "en":
         return question
     wording = _TEXTS[lang].get(question.id)

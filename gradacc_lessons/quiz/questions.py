@@ -16,6 +16,7 @@ draws a fresh order each time (`selfcheck.draw`).
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Union
 
@@ -727,6 +728,15 @@ def questions_for(lesson: int) -> list[AnyQuestion]:
     >>> sorted({q.lesson for q in questions_for(3)})
     [3]
     """
+    lessons = sorted({q.lesson for q in QUESTIONS})
+    if (
+        isinstance(lesson, bool)
+        or not isinstance(lesson, numbers.Integral)
+        or lesson not in lessons
+    ):
+        raise ValueError(
+            f"lesson must be one of the lessons with questions, {lessons}, got {lesson!r}"
+        )
     return [q for q in QUESTIONS if q.lesson == lesson]
 
 
@@ -766,4 +776,4 @@ def question(id: str) -> AnyQuestion:
     for q in QUESTIONS:
         if q.id == id:
             return q
-    raise ValueError(f"no question has the id {id!r}; known ids: {[q.id for q in QUESTIONS]}")
+    raise ValueError(f"id={id!r} names no question; known ids: {[q.id for q in QUESTIONS]}")

@@ -96,12 +96,12 @@ def _check_questions(questions: Sequence[AnyQuestion]) -> list:
 # --- plain text: the terminal and scripts ---
 
 
-def question_text(q: AnyQuestion, number: int, words: Words) -> str:
+def _question_text(q: AnyQuestion, number: int, words: Words) -> str:
     """A question as plain text: its number, prompt, and lettered choices or the tolerance.
 
     >>> from gradacc_lessons.quiz.language import ENGLISH
     >>> from gradacc_lessons.quiz.questions import question
-    >>> print(question_text(question("l1_scale"), 1, ENGLISH).splitlines()[-1])
+    >>> print(_question_text(question("l1_scale"), 1, ENGLISH).splitlines()[-1])
         D. Divide it by the number of its own samples
     """
     lines = [f"{words.question.format(number=number)} {q.prompt}"]
@@ -119,15 +119,15 @@ def quiz_text(questions: Sequence[AnyQuestion], lang: str = "en") -> str:
     >>> quiz_text([question("l1_scale")]).startswith("Question 1. Each micro-batch")
     True
     """
-    words = words_for(lang)
-    parts = [question_text(q, n, words) for n, q in enumerate(questions, start=1)]
+    words, questions = words_for(lang), _check_questions(questions)
+    parts = [_question_text(q, n, words) for n, q in enumerate(questions, start=1)]
     return "\n\n".join([*parts, words.static_note])
 
 
-def feedback_as_text(said: Feedback) -> str:
+def _feedback_as_text(said: Feedback) -> str:
     """A feedback message, with its computation indented below it.
 
-    >>> print(feedback_as_text(Feedback("right", "Right!", code="3 / 4")))
+    >>> print(_feedback_as_text(Feedback("right", "Right!", code="3 / 4")))
     Right!
         3 / 4
     """
@@ -155,7 +155,7 @@ def run_text_quiz(
     words, questions = words_for(lang), _check_questions(questions)
     attempts: list[Attempt] = []
     for number, q in enumerate(questions, start=1):
-        say(question_text(q, number, words))
+        say(_question_text(q, number, words))
         attempt = _ask_until_over(q, ask, say, words)
         if attempt is None:
             break
@@ -177,7 +177,7 @@ def _ask_until_over(q, ask, say, words: Words) -> Attempt | None:
             return None
         if text.strip() == "?":
             attempt = show_answer(attempt)
-            say(feedback_as_text(feedback(q, attempt, "answer", None, words)))
+            say(_feedback_as_text(feedback(q, attempt, "answer", None, words)))
             continue
         try:
             answer = parse_answer(q, text, words)
@@ -188,7 +188,7 @@ def _ask_until_over(q, ask, say, words: Words) -> Attempt | None:
             say(words.skipped)
             break
         attempt, kind = check(q, attempt, answer)
-        say(feedback_as_text(feedback(q, attempt, kind, answer, words)))
+        say(_feedback_as_text(feedback(q, attempt, kind, answer, words)))
     return attempt
 
 
@@ -227,10 +227,10 @@ _STYLE = """<style>
 _COLOURS = {"right": "#1a7f37", "hint": "#9a6700", "answer": "#b42318", "empty": "inherit"}
 
 
-def feedback_html(said: Feedback) -> str:
+def _feedback_html(said: Feedback) -> str:
     """A feedback message as HTML, coloured by kind, with its computation as a code block.
 
-    >>> feedback_html(Feedback("right", "Right! 3 < 4", code="3 / 4"))
+    >>> _feedback_html(Feedback("right", "Right! 3 < 4", code="3 / 4"))
     '<span style="color: #1a7f37">Right! 3 &lt; 4</span><pre><code>3 / 4</code></pre>'
     """
     text = f'<span style="color: {_COLOURS[said.kind]}">{html.escape(said.text)}</span>'
@@ -297,15 +297,15 @@ def _wire(quiz: QuizWidgets, q: AnyQuestion) -> None:
         try:
             value = _read(q, quiz.answers[q.id], words)
         except ValueError as error:  # a typo in the number box: say what to type
-            said.value = feedback_html(Feedback("empty", str(error)))
+            said.value = _feedback_html(Feedback("empty", str(error)))
             return
         quiz.attempts[q.id], kind = check(q, quiz.attempts[q.id], value)
-        said.value = feedback_html(feedback(q, quiz.attempts[q.id], kind, value, words))
+        said.value = _feedback_html(feedback(q, quiz.attempts[q.id], kind, value, words))
         _show_score(quiz)
 
     def on_reveal(_button: Any) -> None:
         quiz.attempts[q.id] = show_answer(quiz.attempts[q.id])
-        said.value = feedback_html(feedback(q, quiz.attempts[q.id], "answer", None, words))
+        said.value = _feedback_html(feedback(q, quiz.attempts[q.id], "answer", None, words))
         _show_score(quiz)
 
     quiz.checks[q.id].on_click(on_check)
@@ -342,6 +342,11 @@ def language_switch(quizzes: dict[str, QuizWidgets], lang: str) -> Any:
     """
     import ipywidgets as widgets
 
+    if not isinstance(quizzes, dict) or lang not in quizzes:
+        raise ValueError(
+            f"lang={lang!r} must be a key of quizzes, a dict language -> build_quiz(...), "
+            f"got keys {list(quizzes) if isinstance(quizzes, dict) else quizzes!r}"
+        )
     options = [(LANGUAGES[code], code) for code in quizzes]
     toggle = _styled(widgets.ToggleButtons(options=options, value=lang), "gradacc-language")
     shown = widgets.VBox([quizzes[lang].box])
@@ -363,7 +368,7 @@ def quiz_html(questions: Sequence[AnyQuestion], lang: str = "en") -> str:
     >>> '<details class="gradacc-answer">' in quiz_html([question("l1_scale")])
     True
     """
-    words = words_for(lang)
+    words, questions = words_for(lang), _check_questions(questions)
     items = [_question_html(q, n, words) for n, q in enumerate(questions, start=1)]
     note = f'<p class="gradacc-quiz-note"><i>{html.escape(words.static_note)}</i></p>'
     return f'<div class="gradacc-quiz-static" lang="{lang}">{note}{"".join(items)}</div>'
