@@ -17,6 +17,7 @@ from torch import nn
 from gradacc_lessons.accumulate import accumulated_gradients, full_batch_gradients, split_batch
 from gradacc_lessons.compare import relative_error
 from gradacc_lessons.data import load_digits
+from gradacc_lessons.device import seeded
 from gradacc_lessons.models import MLP, SmallCNN
 
 KINDS = ("mlp", "cnn")
@@ -37,8 +38,8 @@ def digits_problem(
     x, y = load_digits(images=kind == "cnn", dtype=torch.float64)
     generator = torch.Generator().manual_seed(seed)
     pick = torch.randperm(len(x), generator=generator)[:samples]
-    torch.manual_seed(seed)
-    model = MLP(64, 10, norm=norm) if kind == "mlp" else SmallCNN(10, norm=norm)
+    with seeded(seed):  # the same weights for every N, and the student's stream left alone
+        model = MLP(64, 10, norm=norm) if kind == "mlp" else SmallCNN(10, norm=norm)
     return model.double(), x[pick], y[pick]
 
 

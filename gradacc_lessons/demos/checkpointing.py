@@ -16,6 +16,8 @@ from torch import nn
 from torch.nn import functional as F
 from torch.utils.checkpoint import checkpoint
 
+from gradacc_lessons.device import seeded
+
 
 class Block(nn.Module):
     """Linear -> ReLU -> Linear -> ReLU, counting how often its forward runs."""
@@ -113,8 +115,10 @@ def compare_memory_levers(
     rows = []
     for n in accumulation_steps:
         for use_checkpoint in (False, True):
-            torch.manual_seed(seed)
-            model = DeepMLP(inputs.shape[1], int(targets.max()) + 1, width, depth, use_checkpoint)
+            with seeded(seed):
+                model = DeepMLP(
+                    inputs.shape[1], int(targets.max()) + 1, width, depth, use_checkpoint
+                )
             optimizer = torch.optim.AdamW(model.parameters())
             report = measure_training_memory(model, optimizer, F.cross_entropy, inputs, targets, n)
             first = inputs[: -(-len(inputs) // n)], targets[: -(-len(inputs) // n)]

@@ -17,6 +17,7 @@ from torch import nn
 from gradacc_lessons.accumulate import accumulated_gradients, full_batch_gradients
 from gradacc_lessons.compare import relative_error
 from gradacc_lessons.data import make_classification
+from gradacc_lessons.device import seeded
 
 
 class DropoutMLP(nn.Module):
@@ -85,14 +86,14 @@ def compute_dropout_comparison(seeds: int = 100, accumulation_steps: int = 4) ->
     True
     """
     x, y = make_classification(samples=64, features=20, classes=4, dtype=torch.float64)
-    torch.manual_seed(0)
-    model = DropoutMLP(20, 4).double()
+    with seeded(0):
+        model = DropoutMLP(20, 4).double()
     full_sum, acc_sum, cosines = None, None, []
     for seed in range(seeds):
-        torch.manual_seed(seed)
-        full = full_batch_gradients(model, F.cross_entropy, x, y)
-        torch.manual_seed(seed)  # the same seed: still other masks
-        acc = accumulated_gradients(model, F.cross_entropy, x, y, accumulation_steps)
+        with seeded(seed):
+            full = full_batch_gradients(model, F.cross_entropy, x, y)
+        with seeded(seed):  # the same seed: still other masks
+            acc = accumulated_gradients(model, F.cross_entropy, x, y, accumulation_steps)
         cosines.append(_cosine(full, acc))
         full_sum = full if full_sum is None else {n: full_sum[n] + full[n] for n in full}
         acc_sum = acc if acc_sum is None else {n: acc_sum[n] + acc[n] for n in acc}

@@ -33,8 +33,8 @@ from gradacc_lessons.demos.loops import (
     scheduler_per_micro_batch_loop,
     scheduler_per_step_loop,
     weight_by_samples_loop,
-    weight_by_tokens_loop,
 )
+from gradacc_lessons.device import seeded
 from gradacc_lessons.models import MLP, TinySequenceModel
 
 
@@ -112,8 +112,9 @@ def classification_problem(
 ) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
     """A small MLP and a 4-class problem of `samples` points, in `dtype`."""
     x, y = make_classification(samples=samples, features=20, classes=4, seed=seed, dtype=dtype)
-    torch.manual_seed(seed)
-    return MLP(20, 4, hidden=32).to(dtype), x, y
+    with seeded(seed):
+        model = MLP(20, 4, hidden=32).to(dtype)
+    return model, x, y
 
 
 def record(loop, model, loss_fn, micro_batches, accumulation_steps, **extras) -> StepRecorder:
@@ -160,29 +161,6 @@ def compute_uneven_damage(sizes: tuple[int, ...] = (24, 24, 16), seed: int = 0) 
         len(sizes),
         divide_by_n_loop,
         weight_by_samples_loop,
-    )
-
-
-def compute_token_damage(
-    lengths: torch.Tensor, accumulation_steps: int = 4, seed: int = 0
-) -> Damage:
-    """One window of padded sequences: token mean / N vs weight by tokens (float64).
-
-    >>> compute_token_damage(torch.tensor([5, 5, 5, 5]), accumulation_steps=2).broken < 1e-12
-    True
-    """
-    inputs, targets = make_sequences(lengths, seed=seed)
-    torch.manual_seed(seed)
-    model = TinySequenceModel().double()
-    micro_batches = split_batch(inputs, targets, accumulation_steps)
-    return _gradient_damage(
-        "token mean / N",
-        model,
-        token_loss,
-        micro_batches,
-        accumulation_steps,
-        divide_by_n_loop,
-        weight_by_tokens_loop,
     )
 
 
@@ -412,8 +390,8 @@ def token_errors_for_lengths(lengths: torch.Tensor, accumulation_steps: int, see
     ([2, 16], True, True)
     """
     inputs, targets = make_sequences(lengths, seed=seed)
-    torch.manual_seed(seed)
-    model = TinySequenceModel().double()
+    with seeded(seed):
+        model = TinySequenceModel().double()
     full = full_batch_gradients(model, token_loss, inputs, targets)
     buggy = accumulated_gradients(
         model, token_loss, inputs, targets, accumulation_steps, normalize="naive"

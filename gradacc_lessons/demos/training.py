@@ -21,6 +21,7 @@ from torch.nn import functional as F
 from gradacc_lessons.accumulate import Event, train_accumulated
 from gradacc_lessons.compare import parameters_of, relative_error
 from gradacc_lessons.data import load_digits
+from gradacc_lessons.device import seeded
 from gradacc_lessons.models import MLP
 
 RUNS = ("large batch", "accumulated", "small batch")
@@ -138,8 +139,8 @@ def train_run(name: str, config: TrainingConfig | None = None) -> Curves:
     config = config or TrainingConfig()
     micro_batch, accumulation_steps = run_shape(name, config)
     x_train, y_train, x_test, y_test = split_digits(config.train_samples, config.seed, config.dtype)
-    torch.manual_seed(config.seed)  # the same initial weights in every run
-    model = MLP(64, 10, hidden=config.hidden).to(config.dtype)
+    with seeded(config.seed):  # the same initial weights in every run
+        model = MLP(64, 10, hidden=config.hidden).to(config.dtype)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.lr, weight_decay=config.weight_decay
     )
@@ -186,16 +187,6 @@ def evaluate(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[
         loss = F.cross_entropy(logits, y).item()
         accuracy = 100.0 * (logits.argmax(-1) == y).double().mean().item()
     return loss, accuracy
-
-
-def train_all(config: TrainingConfig | None = None) -> dict[str, Curves]:
-    """The three runs of lesson 5, by name.
-
-    >>> runs = train_all(TrainingConfig(epochs=1, train_samples=256))
-    >>> {name: len(run.train_loss) for name, run in runs.items()}
-    {'large batch': 2, 'accumulated': 2, 'small batch': 8}
-    """
-    return {name: train_run(name, config) for name in RUNS}
 
 
 @dataclass(frozen=True)
