@@ -320,19 +320,21 @@ def merge_windows(
     ]
 
 
-def check_batch(inputs: torch.Tensor, targets: torch.Tensor) -> int:
+def check_batch(
+    inputs: torch.Tensor, targets: torch.Tensor, names: tuple[str, str] = ("inputs", "targets")
+) -> int:
     """The number of samples of a batch, checked: tensors with the same, non-zero, length.
 
     >>> check_batch(torch.zeros(4, 3), torch.zeros(4))
     4
     """
-    for name, value in (("inputs", inputs), ("targets", targets)):
+    for name, value in zip(names, (inputs, targets)):
         if not isinstance(value, torch.Tensor) or value.dim() == 0:
             raise ValueError(f"{name} must be a tensor of samples (one per row), got {value!r}")
     if len(inputs) != len(targets) or len(inputs) == 0:
         raise ValueError(
-            f"inputs and targets must hold the same number of samples (at least 1), "
-            f"got {len(inputs)} inputs and {len(targets)} targets"
+            f"{names[0]} and {names[1]} must hold the same number of samples (at least 1), "
+            f"got {len(inputs)} and {len(targets)}"
         )
     return len(inputs)
 

@@ -184,26 +184,27 @@ def _forward_backward(model, loss_fn, x, y, weight: float, counter) -> None:
 def activation_bytes_per_sample(
     model: nn.Module, loss_fn: Callable, sample_inputs: torch.Tensor, sample_targets: torch.Tensor
 ) -> float:
-    """Bytes autograd saves for backward per sample: the slope between 1 and 2 samples.
+    """Bytes autograd saves for backward per sample: the slope between 2 and 4 samples.
 
-    Runs forward passes on a copy of the model (batch statistics stay untouched).
+    Runs forward passes on a copy of the model (batch statistics stay untouched); two
+    samples at least, because a train-mode BatchNorm refuses a batch of one.
 
     >>> model = torch.nn.Sequential(torch.nn.Linear(10, 20), torch.nn.ReLU())
     >>> x, y = torch.randn(2, 10), torch.randn(2, 20)
     >>> activation_bytes_per_sample(model, torch.nn.MSELoss(), x, y)  # (10 + 20 + 20) × 4
     200.0
     """
-    check_batch(sample_inputs, sample_targets)
+    check_batch(sample_inputs, sample_targets, ("sample_inputs", "sample_targets"))
     _device_of(model)
     model = copy.deepcopy(model).train()
     counter = _SavedTensorCounter(model)
     sizes = []
-    for b in (1, 2):
+    for b in (2, 4):
         x, y = repeat_samples(sample_inputs, b), repeat_samples(sample_targets, b)
         with torch.random.fork_rng(devices=_rng_devices(_device_of(model))), counter.counting():
             loss_fn(model(x), y)
         sizes.append(counter.last)
-    return float(sizes[1] - sizes[0])
+    return (sizes[1] - sizes[0]) / 2
 
 
 def estimate_training_memory(

@@ -84,7 +84,7 @@ def plan_accumulation(
     >>> plan.predicted_peak_bytes <= 400_000, plan.accumulation_steps > 1
     (True, True)
     """
-    check_batch(sample_inputs, sample_targets)
+    check_batch(sample_inputs, sample_targets, ("sample_inputs", "sample_targets"))
     effective_batch = as_count("effective_batch", effective_batch)
     memory_budget = as_positive(
         "memory_budget", memory_budget, "in bytes: for 2 MiB pass 2 * 2**20"

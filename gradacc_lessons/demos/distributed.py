@@ -27,7 +27,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from gradacc_lessons.accumulate import IGNORE_INDEX
-from gradacc_lessons.checks import as_positive
+from gradacc_lessons.checks import as_choice, as_count, as_positive
 from gradacc_lessons.data import make_classification
 from gradacc_lessons.device import seeded
 from gradacc_lessons.models import MLP
@@ -66,14 +66,11 @@ def effective_batch(world_size: int, micro_batch: int, accumulation_steps: int) 
     >>> effective_batch(world_size=8, micro_batch=16, accumulation_steps=4)
     512
     """
-    for name, value in [("world_size", world_size), ("micro_batch", micro_batch)]:
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if not isinstance(accumulation_steps, int) or accumulation_steps < 1:
-        raise ValueError(
-            f"accumulation_steps must be a positive integer, got {accumulation_steps!r}"
-        )
-    return world_size * micro_batch * accumulation_steps
+    world_size, micro_batch = (
+        as_count("world_size", world_size),
+        as_count("micro_batch", micro_batch),
+    )
+    return world_size * micro_batch * as_count("accumulation_steps", accumulation_steps)
 
 
 def make_model(config: DDPConfig) -> nn.Module:
@@ -82,6 +79,7 @@ def make_model(config: DDPConfig) -> nn.Module:
     >>> make_model(DDPConfig())(torch.zeros(2, 8, dtype=torch.float64)).shape
     torch.Size([2, 3])
     """
+    _check_config(config)
     with seeded(config.seed):
         return MLP(config.features, config.classes, hidden=config.hidden).double()
 
@@ -93,6 +91,7 @@ def make_data(config: DDPConfig) -> tuple[torch.Tensor, torch.Tensor]:
     >>> tuple(x.shape)
     (64, 8)
     """
+    _check_config(config)
     samples = config.windows * config.effective_batch
     return make_classification(
         samples, config.features, config.classes, seed=config.seed, dtype=torch.float64
@@ -108,6 +107,8 @@ def rank_micro_batches(
     >>> [tuple(xb.shape) for xb, _ in rank_micro_batches(x, y, 0, 1, DDPConfig())][:2]
     [(4, 8), (4, 8)]
     """
+    _check_rank(rank, _check_config(config))
+    as_count("window", window, 0, config.windows - 1)
     share = config.micro_batch * config.accumulation_steps
     start = window * config.effective_batch + rank * share
     xs, ys = x[start : start + share], y[start : start + share]
@@ -120,6 +121,7 @@ def train_full_batch(config: DDPConfig) -> dict[str, torch.Tensor]:
     >>> sorted(train_full_batch(DDPConfig(windows=1)))[:2]
     ['0.bias', '0.weight']
     """
+    _check_config(config)
     model = make_model(config)
     optimizer = torch.optim.SGD(model.parameters(), lr=config.lr, momentum=0.9)
     x, y = make_data(config)
@@ -136,6 +138,7 @@ def token_mean_gradients(config: DDPConfig) -> dict[str, torch.Tensor]:
     >>> sorted(token_mean_gradients(DDPConfig()))[:2]
     ['0.bias', '0.weight']
     """
+    _check_config(config)
     model = make_model(config)
     batches = [b for rank in range(config.world_size) for b in make_token_data(config, rank)]
     logits = torch.cat([model(x).reshape(-1, config.classes) for x, _ in batches])
@@ -161,6 +164,8 @@ class AllReduceCounter:
 
 def counting_allreduce_hook(counter: AllReduceCounter, bucket):
     """A DDP communication hook: count the all-reduce, then average the bucket as DDP does."""
+    if not isinstance(counter, AllReduceCounter):
+        raise ValueError(f"counter must be an AllReduceCounter, got {counter!r}")
     # No return annotation: DDP checks it against Future[Tensor], which a string fails.
     counter.calls += 1
     counter.elements += bucket.buffer().numel()
@@ -192,6 +197,8 @@ def micro_batch_step(ddp_model, x, y, weight: float, mode: str, last: bool) -> t
 
 def train_ddp(config: DDPConfig, rank: int, mode: str) -> dict:
     """Train under DDP in this process; return all-reduces per micro-batch and final parameters."""
+    _check_rank(rank, _check_config(config))
+    as_choice("mode", mode, SYNC_MODES)
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     model = DDP(make_model(config))
@@ -217,6 +224,7 @@ def train_ddp(config: DDPConfig, rank: int, mode: str) -> dict:
 
 def global_token_count(valid_tokens: int) -> int:
     """The number of valid (non-padding) tokens summed over all processes: one all-reduce."""
+    as_count("valid_tokens", valid_tokens, minimum=0)
     count = torch.tensor([valid_tokens], dtype=torch.int64)
     dist.all_reduce(count)
     return int(count.item())
@@ -231,6 +239,7 @@ def make_token_data(config: DDPConfig, rank: int) -> list[tuple[torch.Tensor, to
     >>> [tuple(t.shape) for t in make_token_data(DDPConfig(), rank=0)[0]]
     [(4, 12, 8), (4, 12)]
     """
+    _check_rank(rank, _check_config(config))
     generator = torch.Generator().manual_seed(config.seed + 1000 + rank)
     seq_len, batches = 12, []
     for _ in range(config.accumulation_steps):
@@ -251,6 +260,8 @@ def token_gradients(config: DDPConfig, rank: int, recipe: str) -> dict[str, torc
     recipe="global_count": by the count all-reduced over processes, times the world
     size because DDP averages over processes. Only the second is the global token mean.
     """
+    _check_rank(rank, _check_config(config))
+    as_choice("recipe", recipe, ("local_mean", "global_count"))
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     model = DDP(make_model(config))
@@ -335,8 +346,7 @@ def run_ddp(config: DDPConfig | None = None, timeout_s: float = 120.0) -> DDPRes
     finished, failed (the first error is raised here) or ran past `timeout_s`.
     """
     config = DDPConfig() if config is None else config
-    if not isinstance(config, DDPConfig):
-        raise ValueError(f"config must be a DDPConfig, got {config!r}")
+    _check_config(config)
     timeout_s = as_positive("timeout_s", timeout_s, "seconds the processes may take")
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="gradacc-ddp-") as folder:
@@ -382,3 +392,13 @@ def _collect(config: DDPConfig, ranks: list[dict], seconds: float) -> DDPResult:
         },
         seconds=seconds,
     )
+
+
+def _check_config(config) -> DDPConfig:
+    if not isinstance(config, DDPConfig):
+        raise ValueError(f"config must be a DDPConfig, got {config!r}")
+    return config
+
+
+def _check_rank(rank, config: DDPConfig) -> int:
+    return as_count("rank", rank, 0, config.world_size - 1, "a process's number in the world")

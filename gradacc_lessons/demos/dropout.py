@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from gradacc_lessons.accumulate import accumulated_gradients, full_batch_gradients
+from gradacc_lessons.checks import as_count
 from gradacc_lessons.compare import relative_error
 from gradacc_lessons.data import make_classification
 from gradacc_lessons.device import seeded
@@ -67,6 +68,9 @@ def with_masks(x: torch.Tensor, model: DropoutMLP, seed: int) -> torch.Tensor:
     >>> with_masks(torch.zeros(5, 3), DropoutMLP(3, 2, hidden=4), seed=0).shape
     torch.Size([5, 11])
     """
+    if not isinstance(model, DropoutMLP):
+        raise ValueError(f"model must be a DropoutMLP (masks follow its layers), got {model!r}")
+    seed = as_count("seed", seed, minimum=0)
     generator = torch.Generator().manual_seed(seed)
     keep = torch.rand(len(x), 2 * model.hidden, generator=generator, dtype=x.dtype) >= model.p
     return torch.cat([x, keep.to(x.dtype)], dim=-1)
@@ -85,6 +89,8 @@ def compute_dropout_comparison(seeds: int = 100, accumulation_steps: int = 4) ->
     >>> result["masks travel with the samples"] < 1e-12 and result["eval mode"] < 1e-12
     True
     """
+    seeds = as_count("seeds", seeds)
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps, 1, 64)
     x, y = make_classification(samples=64, features=20, classes=4, dtype=torch.float64)
     with seeded(0):
         model = DropoutMLP(20, 4).double()

@@ -727,6 +727,11 @@ def questions_for(lesson: int) -> list[AnyQuestion]:
     >>> sorted({q.lesson for q in questions_for(3)})
     [3]
     """
+    lessons = sorted({q.lesson for q in QUESTIONS})
+    if isinstance(lesson, bool) or lesson not in lessons:
+        raise ValueError(
+            f"lesson must be one of the lessons with questions, {lessons}, got {lesson!r}"
+        )
     return [q for q in QUESTIONS if q.lesson == lesson]
 
 
