@@ -752,7 +752,7 @@ def test_the_quiz_notebook_shows_widgets_with_static_fallbacks_and_a_language_sw
     from tools.notebooks import execute_notebook
     from tools.setup_cell import SETUP_CELL
 
-    notebook, _ = execute_notebook(NOTEBOOKS / "08_self_study_quiz.ipynb")
+    notebook = execute_notebook(NOTEBOOKS / "08_self_study_quiz.ipynb").notebook
     code = [c for c in notebook.cells if c.cell_type == "code"]
     assert code[0].source == SETUP_CELL
     faq, lessons = code[-2], code[-1]
