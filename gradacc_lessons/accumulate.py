@@ -11,9 +11,8 @@ Glossary (the names used everywhere in the course):
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import nn

@@ -31,9 +31,8 @@ import copy
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import nn

@@ -12,8 +12,7 @@ per window.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Callable
+from collections.abc import Callable, Iterable
 
 import torch
 from torch import nn

@@ -8,8 +8,8 @@ back. The two combine: the same effective batch, less memory, more compute.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import nn

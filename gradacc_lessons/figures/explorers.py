@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import html
 import io
-from typing import Callable
+from collections.abc import Callable
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
