@@ -45,7 +45,7 @@ test: system-tools $(STAMP)
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -n 2 -q -m "not slow and not browser and not distributed" \
+	$(BIN)/python -m pytest -n 2 -q -m "not slow and not browser and not distributed and not benchmark" \
 		tests gradacc_lessons tools quizzes/gradacc_grader
 
 ## bench: the timings (lessons, the accumulation's cost, the notebook helper) as ratios of one run
