@@ -38,13 +38,14 @@ from gradacc_lessons.demos import (
     checkpointing,
     distributed,
     dropout,
+    frameworks,
     loops,
     pitfalls,
     sharding,
     training,
 )
 from gradacc_lessons.figures import explorers, plots
-from gradacc_lessons.quiz import questions, selfcheck
+from gradacc_lessons.quiz import attempts, language, questions, selfcheck
 
 matplotlib.use("Agg")
 
@@ -64,7 +65,15 @@ def public_functions() -> dict[str, object]:
 # --- small, valid arguments ------------------------------------------------------------
 
 X, Y = torch.randn(8, 4, generator=torch.Generator().manual_seed(1)), torch.arange(8) % 3
-Q = questions.faq_questions()[0]
+Q = questions.question("l1_scale")  # a multiple-choice question
+P = questions.question("l1_predict_steps")  # a prediction (a number)
+EN = language.words_for("en")
+A = attempts.Attempt()
+
+
+def recipe(**changes) -> frameworks.Recipe:
+    ids, labels = frameworks.make_chunks("abcdefgh" * 4, " abcdefgh", 4, 6)
+    return frameworks.Recipe(ids, labels, **{"micro_batch": 2, "accumulation_steps": 2, **changes})
 
 
 def bn_model() -> nn.Module:
@@ -94,9 +103,13 @@ NO_ARGUMENTS = {  # nothing a learner could pass wrongly
     "device.pick_device",
     "demos.batchnorm.single_sample_error",
     "quiz.questions.faq_questions",
+    "quiz.questions.lesson_questions",
+    "quiz.questions.self_study_questions",
     "quiz.selfcheck.widgets_can_render",
-    "quiz.selfcheck.stdin_is_interactive",
-    "quiz.selfcheck.self_study_questions",
+    "demos.frameworks.zen_of_python",
+    "demos.frameworks.framework_defaults",
+    "demos.frameworks.versions",
+    "quiz.attempts.is_question",  # a predicate: any object is a fair question to it
 }
 
 # name -> [(argument the message must name, a call with a bad value of it)]
@@ -470,18 +483,59 @@ BAD = {
         ("lesson", lambda: questions.questions_for(99)),
     ],
     "quiz.questions.question": [("id", lambda: questions.question("no-such-question"))],
-    "quiz.selfcheck.is_right": [("choice", lambda: selfcheck.is_right(Q, 99))],
-    "quiz.selfcheck.choice_label": [("index", lambda: selfcheck.choice_label(Q, -1))],
-    "quiz.selfcheck.feedback_text": [("choice", lambda: selfcheck.feedback_text(Q, True))],
-    "quiz.selfcheck.record": [("choice", lambda: selfcheck.record({}, Q, 42))],
-    "quiz.selfcheck.score": [("results", lambda: selfcheck.score(["right"]))],
-    "quiz.selfcheck.score_text": [("total", lambda: selfcheck.score_text({}, -1))],
-    "quiz.selfcheck.parse_choice": [("n_choices", lambda: selfcheck.parse_choice("a", 0))],
-    "quiz.selfcheck.question_text": [("number", lambda: selfcheck.question_text(Q, 0))],
+    "quiz.attempts.is_right": [("answer", lambda: attempts.is_right(Q, 99))],
+    "quiz.attempts.check": [("attempt", lambda: attempts.check(Q, None, 0))],
+    "quiz.attempts.show_answer": [("attempt", lambda: attempts.show_answer("tried"))],
+    "quiz.attempts.score_text": [("total", lambda: attempts.score_text([A], -1, EN))],
+    "quiz.attempts.feedback": [("kind", lambda: attempts.feedback(Q, A, "maybe", 0, EN))],
+    "quiz.attempts.tolerance_text": [("question", lambda: attempts.tolerance_text(Q, EN))],
+    "quiz.attempts.format_number": [("value", lambda: attempts.format_number("12"))],
+    "quiz.attempts.parse_answer": [("text", lambda: attempts.parse_answer(Q, 3, EN))],
+    # the learner's typed text: the message, in the quiz's language, quotes it
+    "quiz.attempts.parse_number": [("twelve", lambda: attempts.parse_number("twelve", EN))],
+    "quiz.language.words_for": [("lang", lambda: language.words_for("fr"))],
+    "quiz.language.translated": [("lang", lambda: language.translated(Q, "de"))],
+    "quiz.selfcheck.draw": [("seed", lambda: selfcheck.draw([Q], seed=True))],
+    "quiz.selfcheck.question_text": [("number", lambda: selfcheck.question_text(Q, 0, EN))],
     "quiz.selfcheck.quiz_text": [("questions", lambda: selfcheck.quiz_text([]))],
+    "quiz.selfcheck.feedback_as_text": [("said", lambda: selfcheck.feedback_as_text("ok"))],
     "quiz.selfcheck.run_text_quiz": [("questions", lambda: selfcheck.run_text_quiz([]))],
+    "quiz.selfcheck.feedback_html": [("said", lambda: selfcheck.feedback_html(None))],
     "quiz.selfcheck.build_quiz": [("questions", lambda: selfcheck.build_quiz([]))],
+    "quiz.selfcheck.language_switch": [("lang", lambda: selfcheck.language_switch({}, "en"))],
+    "quiz.selfcheck.quiz_html": [("lang", lambda: selfcheck.quiz_html([Q], lang="xx"))],
     "quiz.selfcheck.self_check": [("questions", lambda: selfcheck.self_check([]))],
+    "demos.frameworks.make_vocabulary": [("text", lambda: frameworks.make_vocabulary(""))],
+    "demos.frameworks.encode": [("text", lambda: frameworks.encode("xyz", " ab"))],
+    "demos.frameworks.make_chunks": [
+        ("count", lambda: frameworks.make_chunks("abc", " abc", True, 1)),
+        ("length", lambda: frameworks.make_chunks("abc", " abc", 1, 0)),
+    ],
+    "demos.frameworks.make_padded_lines": [
+        ("count", lambda: frameworks.make_padded_lines("ab", " ab", 0)),
+    ],
+    "demos.frameworks.tiny_causal_lm": [
+        ("vocab_size", lambda: frameworks.tiny_causal_lm(0)),
+        ("kind", lambda: frameworks.tiny_causal_lm(9, kind="rnn")),
+    ],
+    "demos.frameworks.describe": [("model", lambda: frameworks.describe("gpt2"))],
+    "demos.frameworks.next_token_targets": [
+        ("labels", lambda: frameworks.next_token_targets([1, 2]))
+    ],
+    "demos.frameworks.causal_loss": [("targets", lambda: frameworks.causal_loss(X, [1]))],
+    **{
+        f"demos.frameworks.{name}": [("recipe", lambda name=name: getattr(frameworks, name)(
+            plain(), {"micro_batch": 2}))]
+        for name in ["train_full_batch", "train_course", "train_textbook", "train_hf_trainer",
+                     "train_accelerate", "train_lightning", "measure"]
+    },
+    "demos.frameworks.token_count_table": [
+        ("recipe", lambda: frameworks.token_count_table(None, {})),
+    ],
+    "demos.frameworks.logged_loss_table": [
+        ("measurement", lambda: frameworks.logged_loss_table({})),
+    ],
+    "demos.frameworks.schedule_table": [("runs", lambda: frameworks.schedule_table())],
     "timing.time_effective_batch": [
         ("repeats", lambda: timing.time_effective_batch(
             plain(), sgd(plain()), F.cross_entropy, X, Y, [1, 2], repeats=0)),
@@ -517,6 +571,23 @@ NOT_CALLED = {  # name -> why no test calls it here (where else it is exercised)
     "demos.distributed.token_gradients": "needs a process group (test_distributed)",
     "demos.distributed.run_ddp": "starts processes (test_distributed, marker distributed)",
     "quiz.selfcheck.run_text_quiz": "reads answers from input() (test_selfcheck)",
+    **{
+        f"demos.frameworks.{name}": "trains for seconds, most with a framework (test_frameworks)"
+        for name in [
+            "train_full_batch",
+            "train_course",
+            "train_textbook",
+            "train_hf_trainer",
+            "train_accelerate",
+            "train_lightning",
+            "measure",
+            "token_count_table",
+            "logged_loss_table",
+            "schedule_table",
+            "framework_defaults",
+            "versions",
+        ]
+    },
     "demos.training.train_run": "trains for seconds (test_training)",
 }
 
@@ -692,21 +763,46 @@ CALLS = {
         plain(), sgd(plain()), F.cross_entropy, pairs(), 2, max_grad_norm=1.0),
     "quiz.questions.questions_for": lambda: questions.questions_for(np.int64(1)),
     "quiz.questions.faq_questions": questions.faq_questions,
+    "quiz.questions.lesson_questions": questions.lesson_questions,
+    "quiz.questions.self_study_questions": questions.self_study_questions,
     "quiz.questions.question": lambda: questions.question(Q.id),
-    "quiz.selfcheck.is_right": lambda: selfcheck.is_right(Q, Q.answer),
-    "quiz.selfcheck.choice_label": lambda: selfcheck.choice_label(Q, 0),
-    "quiz.selfcheck.feedback_text": lambda: selfcheck.feedback_text(Q, 0),
-    "quiz.selfcheck.record": lambda: selfcheck.record({}, Q, 0),
-    "quiz.selfcheck.score": lambda: selfcheck.score({Q.id: True}),
-    "quiz.selfcheck.score_text": lambda: selfcheck.score_text({Q.id: True}, 3),
-    "quiz.selfcheck.parse_choice": lambda: selfcheck.parse_choice("b", 3),
-    "quiz.selfcheck.question_text": lambda: selfcheck.question_text(Q, 1),
-    "quiz.selfcheck.quiz_text": lambda: selfcheck.quiz_text([Q]),
-    "quiz.selfcheck.build_quiz": lambda: selfcheck.build_quiz([Q]),
+    "quiz.attempts.is_right": lambda: attempts.is_right(Q, Q.answer),
+    "quiz.attempts.check": lambda: attempts.check(Q, A, 0),
+    "quiz.attempts.show_answer": lambda: attempts.show_answer(A),
+    "quiz.attempts.score_text": lambda: attempts.score_text([A], 3, EN),
+    "quiz.attempts.feedback": lambda: attempts.feedback(Q, A, "right", Q.answer, EN),
+    "quiz.attempts.tolerance_text": lambda: attempts.tolerance_text(P, EN),
+    "quiz.attempts.format_number": lambda: attempts.format_number(0.25),
+    "quiz.attempts.parse_answer": lambda: attempts.parse_answer(Q, "b", EN),
+    "quiz.attempts.parse_number": lambda: attempts.parse_number("12.5", EN),
+    "quiz.attempts.is_question": lambda: attempts.is_question(Q),
+    "quiz.language.words_for": lambda: language.words_for("yo"),
+    "quiz.language.translated": lambda: language.translated(Q, "en"),
+    "quiz.selfcheck.draw": lambda: selfcheck.draw([Q, P]),  # a fresh order: its own generator
+    "quiz.selfcheck.question_text": lambda: selfcheck.question_text(Q, 1, EN),
+    "quiz.selfcheck.quiz_text": lambda: selfcheck.quiz_text([Q, P]),
+    "quiz.selfcheck.feedback_as_text": lambda: selfcheck.feedback_as_text(
+        attempts.feedback(Q, A, "right", Q.answer, EN)),
+    "quiz.selfcheck.feedback_html": lambda: selfcheck.feedback_html(
+        attempts.feedback(Q, A, "right", Q.answer, EN)),
+    "quiz.selfcheck.build_quiz": lambda: selfcheck.build_quiz([Q, P]),
+    "quiz.selfcheck.language_switch": lambda: selfcheck.language_switch(
+        {"en": selfcheck.build_quiz([Q]), "yo": selfcheck.build_quiz([Q], "yo")}, "en"),
+    "quiz.selfcheck.quiz_html": lambda: selfcheck.quiz_html([Q, P]),
     "quiz.selfcheck.widgets_can_render": selfcheck.widgets_can_render,
-    "quiz.selfcheck.stdin_is_interactive": selfcheck.stdin_is_interactive,
     "quiz.selfcheck.self_check": lambda: selfcheck.self_check([Q]),
-    "quiz.selfcheck.self_study_questions": selfcheck.self_study_questions,
+    "demos.frameworks.zen_of_python": frameworks.zen_of_python,
+    "demos.frameworks.make_vocabulary": lambda: frameworks.make_vocabulary("hello"),
+    "demos.frameworks.encode": lambda: frameworks.encode("hole", " ehlo"),
+    "demos.frameworks.make_chunks": lambda: frameworks.make_chunks("abcdefgh", " abcdefgh", 2, 3),
+    "demos.frameworks.make_padded_lines": lambda: frameworks.make_padded_lines(
+        "ab\nabcd", " abcd", 2),
+    "demos.frameworks.tiny_causal_lm": lambda: frameworks.tiny_causal_lm(9),
+    "demos.frameworks.describe": lambda: frameworks.describe(frameworks.tiny_causal_lm(9)),
+    "demos.frameworks.next_token_targets": lambda: frameworks.next_token_targets(
+        torch.tensor([[1, 2, 3]])),
+    "demos.frameworks.causal_loss": lambda: frameworks.causal_loss(
+        frameworks.tiny_causal_lm(9)(torch.tensor([[1, 2, 3]])), torch.tensor([[2, 3, -100]])),
     "timing.time_effective_batch": lambda: timing.time_effective_batch(
         BN, sgd(BN), F.cross_entropy, X, Y, [1, 2], 1),
 }  # fmt: skip

@@ -18,12 +18,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Optional, Union
 
 from gradacc_lessons.quiz.language import Words
 from gradacc_lessons.quiz.questions import LETTERS, AnyQuestion, Prediction, Question
 
-Answer = Optional[Union[int, float]]  # a choice's index, a typed number, or None (no answer)
+Answer = int | float | None  # a choice's index, a typed number, or None (no answer)
 
 # What a check leads to: "empty" (nothing to check), "right", "hint" (first wrong answer),
 # "answer" (the answer is shown).
@@ -76,6 +75,7 @@ def check(question: AnyQuestion, attempt: Attempt, answer: Answer) -> tuple[Atte
     >>> kind, second.first_right, second.right
     ('right', False, True)
     """
+    _check_attempt(attempt)
     if answer is None:
         return attempt, "empty"
     right = is_right(question, answer)
@@ -99,6 +99,7 @@ def show_answer(attempt: Attempt) -> Attempt:
     >>> show_answer(Attempt())
     Attempt(tries=0, first_right=False, right=False, shown=True)
     """
+    _check_attempt(attempt)
     first_right = False if attempt.first_right is None else attempt.first_right
     return replace(attempt, first_right=first_right, shown=True)
 
@@ -110,6 +111,8 @@ def score_text(attempts: Iterable[Attempt], total: int, words: Words) -> str:
     >>> score_text([Attempt(1, True, True), Attempt(2, False, True)], 3, ENGLISH)
     'Score: 1 / 3 at the first try · 2 / 3 right in the end'
     """
+    if isinstance(total, bool) or not isinstance(total, int) or total < 0:
+        raise ValueError(f"total must be the number of questions, an integer >= 0, got {total!r}")
     attempts = list(attempts)
     first = sum(1 for a in attempts if a.first_right)
     final = sum(1 for a in attempts if a.right)
@@ -176,6 +179,8 @@ def tolerance_text(question: Prediction, words: Words) -> str:
     >>> tolerance_text(question("l2_predict_last_window"), ENGLISH)
     'Answers within ±0.01 count as right.'
     """
+    if not isinstance(question, Prediction):
+        raise ValueError(f"question must be a Prediction (a number to predict), got {question!r}")
     if question.tolerance == 0:
         return words.exact
     return words.within.format(tolerance=format_number(question.tolerance))
@@ -187,6 +192,8 @@ def format_number(value: float) -> str:
     >>> format_number(1024.0), format_number(0.3439), format_number(160.016008)
     ('1024', '0.3439', '160')
     """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"value must be a number, got {value!r}")
     if float(value).is_integer():
         return str(int(value))
     return f"{value:.4g}"
@@ -204,6 +211,8 @@ def parse_answer(question: AnyQuestion, text: str, words: Words) -> Answer:
     >>> parse_answer(question("l2_predict_last_window"), "3/4", ENGLISH)
     0.75
     """
+    if not isinstance(text, str):
+        raise ValueError(f"text must be the typed answer, a string, got {text!r}")
     text = text.strip()
     if not text:
         return None
@@ -250,3 +259,11 @@ def is_question(item: object) -> bool:
     (True, False)
     """
     return isinstance(item, (Question, Prediction))
+
+
+def _check_attempt(attempt) -> Attempt:
+    if not isinstance(attempt, Attempt):
+        raise ValueError(
+            f"attempt must be an Attempt (Attempt() before the first try), got {attempt!r}"
+        )
+    return attempt

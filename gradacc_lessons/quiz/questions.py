@@ -17,7 +17,6 @@ draws a fresh order each time (`selfcheck.draw`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Union
 
 LETTERS = "ABCDEFGH"
 
@@ -58,7 +57,7 @@ class Prediction:
     faq: int | None = None
 
 
-AnyQuestion = Union[Question, Prediction]
+AnyQuestion = Question | Prediction
 
 QUESTIONS: tuple[AnyQuestion, ...] = (
     # --- the FAQ of the course's source guide, in its order ---

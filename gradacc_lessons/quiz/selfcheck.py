@@ -104,6 +104,8 @@ def question_text(q: AnyQuestion, number: int, words: Words) -> str:
     >>> print(question_text(question("l1_scale"), 1, ENGLISH).splitlines()[-1])
         D. Divide it by the number of its own samples
     """
+    if isinstance(number, bool) or not isinstance(number, int) or number < 1:
+        raise ValueError(f"number must be the question's number, from 1, got {number!r}")
     lines = [f"{words.question.format(number=number)} {q.prompt}"]
     if isinstance(q, Prediction):
         lines.append(f"    {tolerance_text(q, words)}")
@@ -119,6 +121,7 @@ def quiz_text(questions: Sequence[AnyQuestion], lang: str = "en") -> str:
     >>> quiz_text([question("l1_scale")]).startswith("Question 1. Each micro-batch")
     True
     """
+    _check_questions(questions)
     words = words_for(lang)
     parts = [question_text(q, n, words) for n, q in enumerate(questions, start=1)]
     return "\n\n".join([*parts, words.static_note])
@@ -131,6 +134,7 @@ def feedback_as_text(said: Feedback) -> str:
     Right!
         3 / 4
     """
+    _check_feedback(said)
     if said.code is None:
         return said.text
     code = "\n".join(f"    {line}" for line in said.code.splitlines())
@@ -233,6 +237,7 @@ def feedback_html(said: Feedback) -> str:
     >>> feedback_html(Feedback("right", "Right! 3 < 4", code="3 / 4"))
     '<span style="color: #1a7f37">Right! 3 &lt; 4</span><pre><code>3 / 4</code></pre>'
     """
+    _check_feedback(said)
     text = f'<span style="color: {_COLOURS[said.kind]}">{html.escape(said.text)}</span>'
     if said.code is None:
         return text
@@ -340,6 +345,10 @@ def language_switch(quizzes: dict[str, QuizWidgets], lang: str) -> Any:
     >>> shown.children[0] is quizzes["yo"].box
     True
     """
+    if not isinstance(quizzes, dict) or lang not in quizzes:
+        raise ValueError(
+            f"lang must be one of the quizzes' languages {sorted(quizzes or {})}, got {lang!r}"
+        )
     import ipywidgets as widgets
 
     options = [(LANGUAGES[code], code) for code in quizzes]
@@ -465,3 +474,8 @@ def self_check(
         run_text_quiz(drawn[lang], lang)
     else:
         print(quiz_text(drawn[lang], lang))
+
+
+def _check_feedback(said) -> None:
+    if not isinstance(said, Feedback):
+        raise ValueError(f"said must be the Feedback of a check (attempts.feedback), got {said!r}")
