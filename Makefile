@@ -14,7 +14,7 @@ PYTEST_ARGS ?= -n 2 --dist loadfile
 # Jupyter refuses to run as root unless told to (containers, CI machines).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: install lab test course quizzes grade lint clean
+.PHONY: install lab test check bench system-tools course quizzes grade lint clean
 
 # The student package (gradacc_lessons, with JupyterLab and the test tools) and the
 # instructor's package (quizzes/: the nbgrader builder and the sandboxed grader).
@@ -34,11 +34,27 @@ lab: $(STAMP)
 	@echo "Starting JupyterLab on notebooks/ -- open the http://127.0.0.1:$(PORT)/lab?token=... URL printed below."
 	cd notebooks && PATH="$(CURDIR)/$(BIN):$$PATH" ../$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) $(ROOT_FLAG) 01_accumulation_is_a_full_batch.ipynb
 
-## test: install (or update) the course, lint it and run every test
-test: $(STAMP)
+## test: check the system programs, install (or update) the course, lint it and run every test
+# (but the benchmarks: no test here depends on how fast the machine is)
+test: system-tools $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## check: lint, unit tests and doctests (no notebook, browser or process): the edit-test loop
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -n 2 -q -m "not slow and not browser and not distributed and not benchmark" \
+		tests gradacc_lessons tools quizzes/gradacc_grader
+
+## bench: the timings (lessons, the accumulation's cost, the notebook helper) as ratios of one run
+bench: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -p no:xdist -q -s -m benchmark
+
+## system-tools: make sure bwrap and chromium are there (installed as root, else say what to do)
+system-tools:
+	@$(PYTHON) -m tools.system_tools
 
 ## browser: only the real-browser tests (JupyterLab in Chromium); screenshots in test-artifacts/
 .PHONY: browser

@@ -10,12 +10,14 @@ Glossary (the names used everywhere in the course):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import nn
+
+from gradacc_lessons.checks import as_choice, as_count, as_counts, as_positive
 
 Gradients = dict[str, torch.Tensor]
 NORMALIZATIONS = ("samples", "naive", "tokens", "sum")
@@ -42,30 +44,22 @@ def split_batch(
     >>> [len(xb) for xb, yb in split_batch(x, y, sizes=[6, 4])]
     [6, 4]
     """
-    size = len(inputs)
-    if len(targets) != size:
-        raise ValueError(
-            f"inputs and targets must hold the same number of samples, "
-            f"got {size} inputs and {len(targets)} targets"
-        )
+    size = check_batch(inputs, targets)
     if (accumulation_steps is None) == (sizes is None):
         raise ValueError(
             "give either accumulation_steps (a count) or sizes (a list of micro-batch sizes), "
             f"not both nor neither; got accumulation_steps={accumulation_steps!r}, sizes={sizes!r}"
         )
     if sizes is not None:
-        sizes = list(sizes)
-        if not all(isinstance(n, int) and n >= 1 for n in sizes) or sum(sizes) != size:
+        sizes = as_counts("sizes", sizes, fix=f"give micro-batch sizes that add up to {size}")
+        if sum(sizes) != size:
             raise ValueError(
-                f"sizes must be positive integers that add up to the batch size {size}, "
-                f"got {sizes!r} (sum {sum(sizes)!r})"
+                f"sizes must add up to the batch size {size}, got {sizes!r} (sum {sum(sizes)})"
             )
         return list(zip(torch.split(inputs, sizes), torch.split(targets, sizes)))
-    if not isinstance(accumulation_steps, int) or not 1 <= accumulation_steps <= size:
-        raise ValueError(
-            f"accumulation_steps must be an integer between 1 and the batch size {size}, "
-            f"got {accumulation_steps!r}"
-        )
+    accumulation_steps = as_count(
+        "accumulation_steps", accumulation_steps, 1, size, f"the batch holds {size} samples"
+    )
     return list(
         zip(
             torch.tensor_split(inputs, accumulation_steps),
@@ -86,9 +80,11 @@ def full_batch_gradients(
     >>> sorted(grads)
     ['bias', 'weight']
     """
+    check_batch(inputs, targets)
     names, params = _trainable(model)
-    loss = scalar_loss(loss_fn, model(inputs), targets)
-    grads = torch.autograd.grad(loss, params, allow_unused=True)
+    with buffers_kept(model):
+        loss = scalar_loss(loss_fn, model(inputs), targets)
+        grads = torch.autograd.grad(loss, params, allow_unused=True)
     return {
         name: torch.zeros_like(p) if g is None else g.detach().clone()
         for name, p, g in zip(names, params, grads)
@@ -121,8 +117,8 @@ def accumulated_gradients(
       so the weight is 1 (the full batch must use the same sum-reduced loss).
 
     The batch is split into `accumulation_steps` micro-batches, or into micro-batches
-    of the given `sizes` (see `split_batch`). The model's `.grad` buffers are
-    restored afterwards.
+    of the given `sizes` (see `split_batch`). The model is left as it was: its `.grad`
+    buffers and BatchNorm's running statistics are restored afterwards.
 
     >>> model = torch.nn.Linear(3, 1)
     >>> x, y = torch.randn(8, 3), torch.randn(8, 1)
@@ -131,8 +127,7 @@ def accumulated_gradients(
     >>> torch.allclose(acc["weight"], full["weight"], atol=1e-6)
     True
     """
-    if normalize not in NORMALIZATIONS:
-        raise ValueError(f"normalize must be one of {NORMALIZATIONS}, got {normalize!r}")
+    as_choice("normalize", normalize, NORMALIZATIONS)
     micro_batches = split_batch(inputs, targets, accumulation_steps, sizes=sizes)
     weights = _micro_batch_weights(micro_batches, normalize, ignore_index)
     names, params = _trainable(model)
@@ -140,14 +135,15 @@ def accumulated_gradients(
     for p in params:
         p.grad = None
     try:
-        for (x, y), weight in zip(micro_batches, weights):
-            if weight == 0.0:
-                continue  # only padding: its mean loss is 0/0, and it adds nothing to the sum
-            loss = scalar_loss(loss_fn, model(x), y)
-            # Gradients add up in .grad: a SUM over micro-batches. Each micro-batch's
-            # loss is a mean over its own samples (or tokens), so weigh it by its share
-            # of the batch to make the sum the mean over the whole batch.
-            (loss * weight).backward()
+        with buffers_kept(model):
+            for (x, y), weight in zip(micro_batches, weights):
+                if weight == 0.0:
+                    continue  # only padding: its mean loss is 0/0, and it adds nothing
+                loss = scalar_loss(loss_fn, model(x), y)
+                # Gradients add up in .grad: a SUM over micro-batches. Each micro-batch's
+                # loss is a mean over its own samples (or tokens), so weigh it by its share
+                # of the batch to make the sum the mean over the whole batch.
+                (loss * weight).backward()
         return {
             name: torch.zeros_like(p) if p.grad is None else p.grad.detach().clone()
             for name, p in zip(names, params)
@@ -163,8 +159,9 @@ def count_tokens(targets: torch.Tensor, ignore_index: int = IGNORE_INDEX) -> int
     >>> count_tokens(torch.tensor([[5, 2, -100], [7, -100, -100]]))
     3
     """
-    if not isinstance(ignore_index, int) or isinstance(ignore_index, bool):
-        raise ValueError(f"ignore_index must be an integer, got {ignore_index!r}")
+    as_count("ignore_index", ignore_index, minimum=-(2**63), fix="PyTorch's default is -100")
+    if not isinstance(targets, torch.Tensor):
+        raise ValueError(f"targets must be a tensor of class indices, got {type(targets).__name__}")
     if targets.is_floating_point() or targets.is_complex():
         raise ValueError(
             f'normalize="tokens" needs integer class targets (padding = ignore_index), '
@@ -182,6 +179,13 @@ def token_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     ...     torch.tensor(4.0)).item()
     True
     """
+    if not (isinstance(logits, torch.Tensor) and isinstance(targets, torch.Tensor)):
+        raise ValueError("logits and targets must be tensors")
+    if logits.dim() != 3 or tuple(targets.shape) != tuple(logits.shape[:2]):
+        raise ValueError(
+            f"logits must have shape (batch, length, vocab) and targets (batch, length), got "
+            f"{tuple(logits.shape)} and {tuple(targets.shape)}"
+        )
     return torch.nn.functional.cross_entropy(
         logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE_INDEX
     )
@@ -243,11 +247,13 @@ def train_accumulated(
     >>> len(train_accumulated(model, opt, torch.nn.MSELoss(), micro_batches, accumulation_steps=2))
     3
     """
-    if not isinstance(accumulation_steps, int) or accumulation_steps < 1:
-        raise ValueError(
-            f"accumulation_steps must be an integer of at least 1 (1 means no accumulation), "
-            f"got {accumulation_steps!r}"
-        )
+    accumulation_steps = as_count(
+        "accumulation_steps", accumulation_steps, fix="1: no accumulation"
+    )
+    if max_grad_norm is not None:
+        # A negative norm would flip every gradient: gradient ascent.
+        max_grad_norm = as_positive("max_grad_norm", max_grad_norm, "or None for no clipping")
+    micro_batches = _non_empty("micro_batches", micro_batches)
     emit = on_event or (lambda event: None)
     params = [p for group in optimizer.param_groups for p in group["params"]]
     _clear_gradients(model, optimizer)  # whatever an earlier run left in .grad
@@ -282,6 +288,11 @@ def windows(micro_batches: Iterable, accumulation_steps: int):
     >>> [len(w) for w in windows(range(5), 2)]
     [2, 2, 1]
     """
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
+    return _windows(micro_batches, accumulation_steps)
+
+
+def _windows(micro_batches: Iterable, accumulation_steps: int) -> Iterator[list]:
     window = []
     for micro_batch in micro_batches:
         window.append(micro_batch)
@@ -301,10 +312,61 @@ def merge_windows(
     >>> [len(x) for x, y in merge_windows(micro_batches, 2)]
     [4, 4, 2]
     """
+    micro_batches = _non_empty("micro_batches", micro_batches)
     return [
         (torch.cat([x for x, _ in window]), torch.cat([y for _, y in window]))
         for window in windows(micro_batches, accumulation_steps)
     ]
+
+
+def check_batch(
+    inputs: torch.Tensor, targets: torch.Tensor, names: tuple[str, str] = ("inputs", "targets")
+) -> int:
+    """The number of samples of a batch, checked: tensors with the same, non-zero, length.
+
+    >>> check_batch(torch.zeros(4, 3), torch.zeros(4))
+    4
+    """
+    for name, value in zip(names, (inputs, targets)):
+        if not isinstance(value, torch.Tensor) or value.dim() == 0:
+            raise ValueError(f"{name} must be a tensor of samples (one per row), got {value!r}")
+    if len(inputs) != len(targets) or len(inputs) == 0:
+        raise ValueError(
+            f"{names[0]} and {names[1]} must hold the same number of samples (at least 1), "
+            f"got {len(inputs)} and {len(targets)}"
+        )
+    return len(inputs)
+
+
+def _non_empty(name: str, micro_batches: Iterable) -> list:
+    micro_batches = list(micro_batches)
+    if not micro_batches:
+        raise ValueError(f"{name} must hold at least one (inputs, targets) pair, got none")
+    return micro_batches
+
+
+@contextlib.contextmanager
+def buffers_kept(model: nn.Module) -> Iterator[None]:
+    """Run the block, then put the model's buffers (BatchNorm's running statistics) back.
+
+    A train-mode forward pass updates BatchNorm's running mean and variance; a function
+    that only measures gradients must not train the student's model on the side.
+
+    >>> model = torch.nn.BatchNorm1d(2)
+    >>> with buffers_kept(model):
+    ...     _ = model(torch.randn(4, 2))
+    >>> model.running_mean.tolist(), int(model.num_batches_tracked)
+    ([0.0, 0.0], 0)
+    """
+    if not isinstance(model, nn.Module):
+        raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    saved = [(buffer, buffer.clone()) for buffer in model.buffers()]
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for buffer, value in saved:
+                buffer.copy_(value)
 
 
 def _clear_gradients(model: nn.Module, optimizer: torch.optim.Optimizer) -> None:
@@ -328,6 +390,8 @@ def scalar_loss(loss_fn: Callable, outputs: torch.Tensor, targets: torch.Tensor)
     >>> scalar_loss(torch.nn.MSELoss(), torch.ones(2), torch.zeros(2)).item()
     1.0
     """
+    if not callable(loss_fn):
+        raise ValueError(f"loss_fn must be a function of (outputs, targets), got {loss_fn!r}")
     loss = loss_fn(outputs, targets)
     if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
         shape = tuple(loss.shape) if isinstance(loss, torch.Tensor) else type(loss).__name__

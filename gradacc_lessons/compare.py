@@ -8,9 +8,12 @@ are plentiful in gradients; a norm over the whole set does not.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
+
+from gradacc_lessons.checks import as_choice, as_counts
 
 
 def relative_error(reference: dict[str, torch.Tensor], other: dict[str, torch.Tensor]) -> float:
@@ -104,6 +107,8 @@ def parameters_of(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     >>> sorted(parameters_of(torch.nn.Linear(2, 1)))
     ['bias', 'weight']
     """
+    if not isinstance(model, torch.nn.Module):
+        raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     return {name: p.detach().clone() for name, p in model.named_parameters()}
 
 
@@ -123,8 +128,14 @@ def accumulation_errors(
     >>> all(e < 1e-5 for e in errors)
     True
     """
-    from gradacc_lessons.accumulate import accumulated_gradients, full_batch_gradients
+    from gradacc_lessons.accumulate import (
+        NORMALIZATIONS,
+        accumulated_gradients,
+        full_batch_gradients,
+    )
 
+    ns = as_counts("ns", ns, fix="each N is a number of micro-batches")
+    as_choice("normalize", normalize, NORMALIZATIONS)
     full = full_batch_gradients(model, loss_fn, inputs, targets)
     return [
         relative_error(
@@ -136,6 +147,14 @@ def accumulation_errors(
 
 
 def _check_same_names(reference: dict, other: dict) -> None:
+    for name, value in (("reference", reference), ("other", other)):
+        if not isinstance(value, Mapping) or not all(
+            isinstance(t, torch.Tensor) for t in value.values()
+        ):
+            raise ValueError(
+                f"{name} must be a dict of tensors {{name: tensor}}, as full_batch_gradients "
+                f"or parameters_of return, got {type(value).__name__}"
+            )
     if reference.keys() != other.keys():
         raise ValueError(
             "both sides must name the same tensors; "

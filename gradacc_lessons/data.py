@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from gradacc_lessons.accumulate import IGNORE_INDEX
+from gradacc_lessons.checks import as_count, as_fraction
 
 PAD = 0  # the padding token of the inputs; the targets are padded with IGNORE_INDEX
 
@@ -21,6 +22,7 @@ def load_digits(
     >>> tuple(x.shape), tuple(y.shape), int(y.max())
     ((1797, 64), (1797,), 9)
     """
+    _check_dtype(dtype)
     from sklearn.datasets import load_digits as sklearn_digits
 
     digits = sklearn_digits()  # ships inside scikit-learn's wheel
@@ -42,6 +44,9 @@ def make_classification(
     >>> tuple(x.shape), tuple(y.shape)
     ((10, 3), (10,))
     """
+    samples, features = as_count("samples", samples), as_count("features", features)
+    classes, seed = as_count("classes", classes), as_count("seed", seed, minimum=0)
+    _check_dtype(dtype)
     generator = torch.Generator().manual_seed(seed)
     centers = 2 * torch.randn(classes, features, generator=generator, dtype=dtype)
     y = torch.randint(classes, (samples,), generator=generator)
@@ -59,12 +64,9 @@ def make_lengths(
     >>> make_lengths(4, 10, spread=0.0).tolist()
     [10, 10, 10, 10]
     """
-    if not 0.0 <= spread <= 1.0:
-        raise ValueError(
-            f"spread must be between 0 and 1 (a fraction of mean_length), got {spread}"
-        )
-    if not isinstance(mean_length, int) or mean_length < 1:
-        raise ValueError(f"mean_length must be a positive integer, got {mean_length!r}")
+    samples, seed = as_count("samples", samples), as_count("seed", seed, minimum=0)
+    spread = as_fraction("spread", spread, "a fraction of mean_length")
+    mean_length = as_count("mean_length", mean_length)
     generator = torch.Generator().manual_seed(seed)
     u = 2 * torch.rand(samples, generator=generator, dtype=torch.float64) - 1
     lengths = torch.round(mean_length * (1 + spread * u)).long().clamp(min=1)
@@ -84,8 +86,20 @@ def make_sequences(
     >>> x.shape, (y == -100).sum().item()
     (torch.Size([2, 3]), 2)
     """
-    if vocab < 2:
-        raise ValueError(f"vocab must be at least 2 (token 0 is the padding), got {vocab}")
+    vocab = as_count("vocab", vocab, minimum=2, fix="token 0 is the padding")
+    seed = as_count("seed", seed, minimum=0)
+    as_count("ignore_index", ignore_index, minimum=-(2**63))
+    if (
+        not isinstance(lengths, torch.Tensor)
+        or lengths.dim() != 1
+        or len(lengths) == 0
+        or lengths.is_floating_point()
+        or bool((lengths < 1).any())
+    ):
+        raise ValueError(
+            f"lengths must be a 1-d integer tensor of lengths of at least 1, such as "
+            f"make_lengths returns, got {lengths!r}"
+        )
     generator = torch.Generator().manual_seed(seed)
     longest = int(lengths.max())
     tokens = torch.randint(1, vocab, (len(lengths), longest), generator=generator)
@@ -93,3 +107,8 @@ def make_sequences(
     inputs = torch.where(real, tokens, torch.full_like(tokens, PAD))
     targets = torch.where(real, inputs.cumsum(dim=1) % vocab, torch.full_like(tokens, ignore_index))
     return inputs, targets
+
+
+def _check_dtype(dtype) -> None:
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise ValueError(f"dtype must be a floating-point torch dtype, got {dtype!r}")

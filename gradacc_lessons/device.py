@@ -1,11 +1,20 @@
-"""Where to run, and how to make a lesson's numbers repeat."""
+"""Where to run, and how to make a lesson's numbers repeat.
+
+`make_repeatable` is the course's one function that changes global state on purpose
+(seeds and the CPU thread count). Every other function leaves torch's random stream as
+it found it: where a demo needs its own random numbers it draws them `seeded`.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import random
+from collections.abc import Iterator
 
 import numpy as np
 import torch
+
+from gradacc_lessons.checks import as_count
 
 
 def pick_device() -> torch.device:
@@ -34,7 +43,32 @@ def make_repeatable(seed: int = 0, threads: int = 1) -> None:
     >>> make_repeatable(1); bool(a == torch.rand(1)), torch.get_num_threads()
     (True, 1)
     """
+    seed = as_count("seed", seed, minimum=0)
+    threads = as_count("threads", threads, fix="1 makes the numbers repeat exactly")
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)  # also seeds every CUDA device
     torch.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def seeded(seed: int) -> Iterator[None]:
+    """Run the block with torch's CPU random stream seeded to `seed`, then restore the stream.
+
+    A demo builds its model (`nn.Linear` draws its weights from the stream) and draws its
+    random numbers inside; the student's own random stream continues afterwards as if the
+    demo had not run.
+
+    >>> before = torch.random.get_rng_state()
+    >>> with seeded(3):
+    ...     a = torch.rand(1)
+    >>> with seeded(3):
+    ...     bool(a == torch.rand(1))
+    True
+    >>> torch.equal(before, torch.random.get_rng_state())
+    True
+    """
+    seed = as_count("seed", seed, minimum=0)
+    with torch.random.fork_rng(devices=[]):  # the CPU stream; the course's demos run there
+        torch.random.default_generator.manual_seed(seed)
+        yield

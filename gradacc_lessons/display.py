@@ -27,9 +27,9 @@ def widget_bundle(widget, fallback_html: str) -> dict:
             "fallback_html must be the HTML a page without a kernel shows instead of the "
             f"widget (its current state as text or an image), got {fallback_html!r}"
         )
-    bundle = widget._repr_mimebundle_()
+    bundle = getattr(widget, "_repr_mimebundle_", lambda: {})()
     if WIDGET_VIEW not in bundle:
-        raise ValueError(f"{type(widget).__name__} is not a widget that can be displayed")
+        raise ValueError(f"widget must be an ipywidgets widget, got {type(widget).__name__}")
     return {**bundle, "text/html": fallback_html}
 
 

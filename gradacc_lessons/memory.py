@@ -31,14 +31,14 @@ import copy
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import nn
 
-from gradacc_lessons.accumulate import scalar_loss, split_batch
+from gradacc_lessons.accumulate import check_batch, scalar_loss, split_batch
+from gradacc_lessons.checks import as_count, as_counts, as_positive
 
 MiB = 2**20
 LABELS = {  # the parts of the peak, and their names in tables and plots
@@ -133,6 +133,7 @@ def measure_training_memory(
     >>> report.peak_bytes >= report.floor_bytes
     True
     """
+    _check_optimizer(optimizer)
     micro_batches = split_batch(inputs, targets, accumulation_steps)
     model, optimizer = _training_copy(model, optimizer)
     device = _device_of(model)
@@ -182,24 +183,27 @@ def _forward_backward(model, loss_fn, x, y, weight: float, counter) -> None:
 def activation_bytes_per_sample(
     model: nn.Module, loss_fn: Callable, sample_inputs: torch.Tensor, sample_targets: torch.Tensor
 ) -> float:
-    """Bytes autograd saves for backward per sample: the slope between 1 and 2 samples.
+    """Bytes autograd saves for backward per sample: the slope between 2 and 4 samples.
 
-    Runs forward passes on a copy of the model (batch statistics stay untouched).
+    Runs forward passes on a copy of the model (batch statistics stay untouched); two
+    samples at least, because a train-mode BatchNorm refuses a batch of one.
 
     >>> model = torch.nn.Sequential(torch.nn.Linear(10, 20), torch.nn.ReLU())
     >>> x, y = torch.randn(2, 10), torch.randn(2, 20)
     >>> activation_bytes_per_sample(model, torch.nn.MSELoss(), x, y)  # (10 + 20 + 20) × 4
     200.0
     """
+    check_batch(sample_inputs, sample_targets, ("sample_inputs", "sample_targets"))
+    _device_of(model)
     model = copy.deepcopy(model).train()
     counter = _SavedTensorCounter(model)
     sizes = []
-    for b in (1, 2):
+    for b in (2, 4):
         x, y = repeat_samples(sample_inputs, b), repeat_samples(sample_targets, b)
         with torch.random.fork_rng(devices=_rng_devices(_device_of(model))), counter.counting():
             loss_fn(model(x), y)
         sizes.append(counter.last)
-    return float(sizes[1] - sizes[0])
+    return (sizes[1] - sizes[0]) / 2
 
 
 def estimate_training_memory(
@@ -218,8 +222,10 @@ def estimate_training_memory(
     >>> estimate_training_memory(model, opt, 8, 100.0).peak_bytes  # 3 × 88 + 800
     1064
     """
-    if not isinstance(micro_batch, int) or micro_batch < 1:
-        raise ValueError(f"micro_batch must be a positive integer, got {micro_batch!r}")
+    micro_batch = as_count("micro_batch", micro_batch)
+    activation_bytes_per_sample = as_positive(
+        "activation_bytes_per_sample", activation_bytes_per_sample, zero_allowed=True
+    )
     trainable = [p for p in model.parameters() if p.requires_grad]
     owned = [p for group in optimizer.param_groups for p in group["params"] if p.requires_grad]
     moments, per_tensor = optimizer_state_multiplier(optimizer)
@@ -249,6 +255,7 @@ def optimizer_state_multiplier(optimizer: torch.optim.Optimizer) -> tuple[float,
     >>> optimizer_state_multiplier(torch.optim.Adam(model.parameters()))
     (2.0, 4)
     """
+    _check_optimizer(optimizer)
     groups = optimizer.param_groups
     if type(optimizer) is torch.optim.SGD:
         return (1.0 if any(g["momentum"] != 0 for g in groups) else 0.0), 0
@@ -268,6 +275,7 @@ def optimizer_state_bytes(optimizer: torch.optim.Optimizer) -> int:
     >>> optimizer_state_bytes(torch.optim.Adam(model.parameters()))
     0
     """
+    _check_optimizer(optimizer)
     tensors = [t for state in optimizer.state.values() for t in state.values()]
     return _bytes(t for t in tensors if isinstance(t, torch.Tensor))
 
@@ -344,8 +352,10 @@ def _peak_tracker(device: torch.device) -> Iterator[dict]:
         result.update(bytes=torch.cuda.max_memory_allocated(device) - start, method=CUDA_METHOD)
     elif device.type == "cpu":
         # torch.autograd.profiler rather than torch.profiler: the same events, but its
-        # first use does not import the compiler stack (seconds on a laptop).
-        with _quiet_stderr(), torch.autograd.profiler.profile(profile_memory=True) as profiler:
+        # first use does not import the compiler stack (seconds on a laptop). Its C++ side
+        # prints two "profiler_start/stop" lines to stderr; silencing them would mean
+        # redirecting the whole process's stderr, which could swallow anyone's errors.
+        with torch.autograd.profiler.profile(profile_memory=True) as profiler:
             yield result
         result.update(bytes=_profiler_peak(profiler), method=CPU_METHOD)
     else:  # MPS and others: no peak statistics, the report sums its parts
@@ -362,30 +372,19 @@ def _profiler_peak(prof) -> int:
     memory = [
         e for e in events if e.get("name") == "[memory]" and e["args"].get("Device Type") == 0
     ]
+    if not memory:
+        # A change of the trace format would otherwise report peak = floor, silently.
+        raise RuntimeError(
+            f"the profiler recorded no CPU allocation event in the training step; torch "
+            f"{torch.__version__} may write its trace differently from what "
+            f"gradacc_lessons.memory reads ('[memory]' events with 'Device Type' 0)"
+        )
     memory.sort(key=lambda e: (float(e["ts"]), e["args"].get("Ev Idx", 0)))
     running = peak = 0
     for event in memory:
         running += event["args"]["Bytes"]
         peak = max(peak, running)
     return peak
-
-
-@contextlib.contextmanager
-def _quiet_stderr() -> Iterator[None]:
-    # The profiler's C++ side prints "profiler_start/stop" lines straight to file
-    # descriptor 2, which a notebook shows as red text: send them to /dev/null.
-    try:
-        saved = os.dup(2)
-    except OSError:  # no file descriptor 2 to protect
-        yield
-        return
-    with open(os.devnull, "w") as devnull:
-        os.dup2(devnull.fileno(), 2)
-        try:
-            yield
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
 
 
 def _training_copy(model: nn.Module, optimizer: torch.optim.Optimizer):
@@ -420,6 +419,9 @@ def repeat_samples(samples: torch.Tensor, size: int) -> torch.Tensor:
     >>> repeat_samples(torch.tensor([1, 2]), 5).tolist()
     [1, 2, 1, 2, 1]
     """
+    size = as_count("size", size)
+    if not isinstance(samples, torch.Tensor) or samples.dim() == 0 or len(samples) == 0:
+        raise ValueError(f"samples must be a tensor of at least one sample, got {samples!r}")
     return samples[torch.arange(size, device=samples.device) % len(samples)]
 
 
@@ -437,6 +439,7 @@ def format_bytes(size: float) -> str:
     >>> format_bytes(512), format_bytes(3584), format_bytes(1.25 * 2**20)
     ('512 B', '3.5 KiB', '1.25 MiB')
     """
+    size = as_positive("size", size, "a size in bytes", zero_allowed=True)
     for unit, scale in (("GiB", 2**30), ("MiB", MiB), ("KiB", 2**10)):
         if abs(size) >= scale:
             return f"{size / scale:.4g} {unit}"
@@ -463,8 +466,7 @@ def memory_by_micro_batch(
     >>> [r.activation_bytes for r in measured] == [r.activation_bytes for r in modelled]
     True
     """
-    if max(sizes) > len(inputs):
-        raise ValueError(f"sizes go up to {max(sizes)} but inputs hold {len(inputs)} samples")
+    sizes = as_counts("sizes", sizes, maximum=check_batch(inputs, targets))
     per_sample = activation_bytes_per_sample(model, loss_fn, inputs[:2], targets[:2])
     measured = [
         measure_training_memory(model, optimizer, loss_fn, inputs[:b], targets[:b]) for b in sizes
@@ -490,4 +492,12 @@ def memory_by_accumulation_steps(
     >>> [r.micro_batch for r in reports]
     [8, 2]
     """
+    steps = as_counts("steps", steps, maximum=check_batch(inputs, targets))
     return [measure_training_memory(model, optimizer, loss_fn, inputs, targets, n) for n in steps]
+
+
+def _check_optimizer(optimizer) -> None:
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise ValueError(
+            f"optimizer must be a torch.optim.Optimizer (SGD, Adam, ...), got {optimizer!r}"
+        )

@@ -1,9 +1,15 @@
-"""Tiny models: an MLP and a CNN with a pluggable normalisation layer, a sequence model."""
+"""Tiny models: an MLP and a CNN with a pluggable normalisation layer, a sequence model.
+
+Like every torch layer, a model draws its first weights from torch's random stream:
+`make_repeatable(seed)` before building it gives the same weights on every run.
+"""
 
 from __future__ import annotations
 
 import torch
 from torch import nn
+
+from gradacc_lessons.checks import as_count
 
 NORMS = ("none", "batch", "layer", "group")
 
@@ -48,6 +54,8 @@ class MLP(nn.Sequential):
     """
 
     def __init__(self, in_features: int, classes: int, hidden: int = 64, norm: str = "none"):
+        in_features, classes = as_count("in_features", in_features), as_count("classes", classes)
+        hidden = as_count("hidden", hidden)
         super().__init__(
             nn.Linear(in_features, hidden),
             _norm_1d(norm, hidden),
@@ -67,6 +75,8 @@ class SmallCNN(nn.Sequential):
     """
 
     def __init__(self, classes: int, channels: int = 8, norm: str = "none", in_channels: int = 1):
+        classes, channels = as_count("classes", classes), as_count("channels", channels)
+        in_channels = as_count("in_channels", in_channels)
         super().__init__(
             nn.Conv2d(in_channels, channels, 3, padding=1),
             _norm_2d(norm, channels),
@@ -88,6 +98,7 @@ class TinySequenceModel(nn.Module):
     """
 
     def __init__(self, vocab: int = 12, dim: int = 16):
+        vocab, dim = as_count("vocab", vocab, minimum=2), as_count("dim", dim)
         super().__init__()
         self.embed = nn.Embedding(vocab, dim)
         self.gru = nn.GRU(dim, dim, batch_first=True)

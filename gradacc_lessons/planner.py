@@ -17,12 +17,14 @@ device memory counts as one that does not fit.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import nn
 
+from gradacc_lessons.accumulate import check_batch
+from gradacc_lessons.checks import as_count, as_positive
 from gradacc_lessons.memory import (
     MemoryReport,
     MiB,
@@ -82,7 +84,11 @@ def plan_accumulation(
     >>> plan.predicted_peak_bytes <= 400_000, plan.accumulation_steps > 1
     (True, True)
     """
-    _check_plan_arguments(sample_inputs, sample_targets, effective_batch, memory_budget)
+    check_batch(sample_inputs, sample_targets, ("sample_inputs", "sample_targets"))
+    effective_batch = as_count("effective_batch", effective_batch)
+    memory_budget = as_positive(
+        "memory_budget", memory_budget, "in bytes: for 2 MiB pass 2 * 2**20"
+    )
 
     known: dict[int, MemoryReport | None] = {}  # None: the device ran out of memory
 
@@ -186,18 +192,3 @@ def _too_small_message(memory_budget: float, smallest: MemoryReport | None) -> s
         f"{size(smallest.floor_bytes)}; raise memory_budget to at least "
         f"{smallest.peak_bytes:,}, or use a smaller model or an optimizer with less state"
     )
-
-
-def _check_plan_arguments(sample_inputs, sample_targets, effective_batch, memory_budget) -> None:
-    if len(sample_inputs) < 1 or len(sample_inputs) != len(sample_targets):
-        raise ValueError(
-            f"sample_inputs and sample_targets must hold the same number (at least 1) of "
-            f"samples, got {len(sample_inputs)} and {len(sample_targets)}"
-        )
-    if not isinstance(effective_batch, int) or effective_batch < 1:
-        raise ValueError(f"effective_batch must be a positive integer, got {effective_batch!r}")
-    if not isinstance(memory_budget, (int, float)) or not memory_budget > 0:
-        raise ValueError(
-            f"memory_budget must be a positive number of bytes, got {memory_budget!r}; "
-            f"for 2 MiB pass 2 * 2**20"
-        )

@@ -12,13 +12,15 @@ per window.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Callable
+from collections.abc import Callable, Iterable
 
 import torch
 from torch import nn
 
-from gradacc_lessons.accumulate import Event, split_batch, windows
+from gradacc_lessons.accumulate import Event, buffers_kept, split_batch, windows
+from gradacc_lessons.checks import as_count, as_positive
+
+DTYPES = (torch.bfloat16, torch.float16)  # what autocast computes in
 
 
 def precision_for(device: torch.device | str) -> tuple[torch.dtype, bool]:
@@ -29,7 +31,12 @@ def precision_for(device: torch.device | str) -> tuple[torch.dtype, bool]:
     >>> precision_for("cuda")
     (torch.float16, True)
     """
-    kind = torch.device(device).type
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, TypeError):
+        raise ValueError(
+            f'device must be a torch.device or a name like "cpu", got {device!r}'
+        ) from None
     return (torch.float16, True) if kind == "cuda" else (torch.bfloat16, False)
 
 
@@ -52,13 +59,22 @@ def mixed_precision_gradients(
     >>> g["weight"].dtype
     torch.float32
     """
+    _check_dtype(dtype, none_allowed=True)
+    micro_batches = split_batch(inputs, targets, accumulation_steps)
     params = dict(model.named_parameters())
     grads = {name: torch.zeros_like(p) for name, p in params.items()}
-    for x, y in split_batch(inputs, targets, accumulation_steps):
-        loss = _loss(model, loss_fn, x, y, dtype) * (len(x) / len(inputs))
-        for name, g in zip(params, torch.autograd.grad(loss, list(params.values()))):
-            grads[name] += g  # the sum over micro-batches that .grad would hold
+    with buffers_kept(model):
+        for x, y in micro_batches:
+            loss = _loss(model, loss_fn, x, y, dtype) * (len(x) / len(inputs))
+            for name, g in zip(params, torch.autograd.grad(loss, list(params.values()))):
+                grads[name] += g  # the sum over micro-batches that .grad would hold
     return grads
+
+
+def _check_dtype(dtype, none_allowed: bool = False) -> None:
+    if dtype not in DTYPES and not (none_allowed and dtype is None):
+        allowed = (*DTYPES, None) if none_allowed else DTYPES
+        raise ValueError(f"dtype must be one of {allowed}, got {dtype!r}")
 
 
 def _loss(model, loss_fn, x, y, dtype):
@@ -93,10 +109,13 @@ def train_mixed_precision(
     >>> len(train_mixed_precision(model, opt, torch.nn.functional.cross_entropy, micro_batches, 2))
     2
     """
-    if not isinstance(accumulation_steps, int) or accumulation_steps < 1:
-        raise ValueError(
-            f"accumulation_steps must be a positive integer, got {accumulation_steps!r}"
-        )
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
+    _check_dtype(dtype)
+    if max_grad_norm is not None:
+        max_grad_norm = as_positive("max_grad_norm", max_grad_norm, "or None for no clipping")
+    micro_batches = list(micro_batches)
+    if not micro_batches:
+        raise ValueError("micro_batches must hold at least one (inputs, targets) pair, got none")
     emit = on_event or (lambda event: None)
     optimizer.zero_grad(set_to_none=True)
     emit(Event("zero_grad", 0))

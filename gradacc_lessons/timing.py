@@ -1,24 +1,25 @@
 """What accumulation costs in time: one effective batch, split into N micro-batches.
 
-Single wall times are meaningless on a shared machine, so every figure here is a
-median over repeats, and the comparisons are ratios measured in the same run, with the
-settings interleaved (N=1, 2, 4, …, then again) so that a busy moment of the machine
-hits all of them alike.
+Times are taken with `torch.utils.benchmark.Timer` (which waits for a GPU before it
+reads the clock). Single wall times are meaningless on a shared machine, so every
+figure here is a median over repeats, and the comparisons are ratios measured in the
+same run, with the settings interleaved (N=1, 2, 4, …, then again) so that a busy
+moment of the machine hits all of them alike.
 """
 
 from __future__ import annotations
 
 import copy
 import statistics
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import nn
+from torch.utils.benchmark import Timer
 
-from gradacc_lessons.accumulate import scalar_loss, split_batch
+from gradacc_lessons.accumulate import check_batch, scalar_loss, split_batch
+from gradacc_lessons.checks import as_count, as_counts
 
 
 @dataclass(frozen=True)
@@ -76,48 +77,50 @@ def time_effective_batch(
     >>> result.accumulation_steps, result.slowdown[0]
     ((1, 4), 1.0)
     """
-    if not isinstance(repeats, int) or repeats < 1:
-        raise ValueError(f"repeats must be a positive integer, got {repeats!r}")
-    steps = tuple(accumulation_steps)
-    chunks = {n: split_batch(inputs, targets, n) for n in steps}  # checks every N
+    batch = check_batch(inputs, targets)
+    repeats = as_count("repeats", repeats)
+    steps = tuple(as_counts("accumulation_steps", accumulation_steps, maximum=batch))
     model, optimizer = copy.deepcopy((model, optimizer))
-    times: dict[tuple[int, bool], list[float]] = {(n, s): [] for n in steps for s in (0, 1)}
-    for repeat in range(repeats + 1):  # the first round warms up and is not kept
-        for n in steps:
-            for step_each in (False, True):
-                seconds = _time_one(model, optimizer, loss_fn, chunks[n], len(inputs), step_each)
+    timers = {
+        (n, each): _timer(model, optimizer, loss_fn, split_batch(inputs, targets, n), each)
+        for n in steps
+        for each in (False, True)
+    }
+    times: dict[tuple[int, bool], list[float]] = {key: [] for key in timers}
+    with torch.random.fork_rng(devices=[]):  # a model with dropout draws random numbers
+        for repeat in range(repeats + 1):  # the first round warms up and is not kept
+            for key, timer in timers.items():  # interleaved: a busy moment hits every N
+                seconds = timer.timeit(number=1).median
                 if repeat:
-                    times[(n, step_each)].append(seconds)
+                    times[key].append(seconds)
     return TimingResult(
         accumulation_steps=steps,
         accumulated_seconds=tuple(statistics.median(times[(n, False)]) for n in steps),
         small_batch_seconds=tuple(statistics.median(times[(n, True)]) for n in steps),
-        effective_batch=len(inputs),
+        effective_batch=batch,
         repeats=repeats,
     )
 
 
-def _time_one(model, optimizer, loss_fn, chunks, batch: int, step_each: bool) -> float:
-    """Seconds for one pass over `chunks`: accumulated, or stepping after each micro-batch."""
-    device = next(model.parameters()).device
-    _synchronize(device)
-    start = time.perf_counter()
-    for x, y in chunks:
-        loss = scalar_loss(loss_fn, model(x), y)
-        if step_each:  # small-batch training: every micro-batch is its own update
-            loss.backward()
+def _timer(model, optimizer, loss_fn, micro_batches, step_each: bool) -> Timer:
+    """A torch.utils.benchmark Timer of one pass over `micro_batches`.
+
+    The Timer waits for a GPU to finish before it reads the clock, and runs with the
+    thread count of the caller (`make_repeatable` sets one thread).
+    """
+    batch = sum(len(x) for x, _ in micro_batches)
+
+    def one_pass() -> None:
+        for x, y in micro_batches:
+            loss = scalar_loss(loss_fn, model(x), y)
+            if step_each:  # small-batch training: every micro-batch is its own update
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+            else:
+                (loss * (len(x) / batch)).backward()
+        if not step_each:
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)
-        else:
-            (loss * (len(x) / batch)).backward()
-    if not step_each:
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-    _synchronize(device)
-    return time.perf_counter() - start
 
-
-def _synchronize(device: torch.device) -> None:
-    # GPU kernels run asynchronously: wait for them, or the clock stops too early.
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+    return Timer("one_pass()", globals={"one_pass": one_pass}, num_threads=torch.get_num_threads())

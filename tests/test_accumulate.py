@@ -119,8 +119,8 @@ def test_split_batch_sizes_differ_by_at_most_one_and_keep_order():
 @pytest.mark.parametrize(
     "accumulation_steps, message",
     [
-        (0, "between 1 and the batch size 5"),
-        (6, "between 1 and the batch size 5"),
+        (0, "between 1 and 5"),
+        (6, "between 1 and 5"),
         (2.0, "integer"),
     ],
 )

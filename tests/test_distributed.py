@@ -1,4 +1,4 @@
-"""DDP with accumulation, run for real: 2 gloo processes on 127.0.0.1.
+"""DDP with accumulation, run for real: 2 gloo processes started by torch.multiprocessing.
 
 Every test that starts processes checks afterwards, with psutil, that none of
 them survived. The references (counts, parameters, token gradients) are
@@ -6,8 +6,6 @@ computed here, in one process, without the package's own loops.
 """
 
 from __future__ import annotations
-
-import socket
 
 import psutil
 import pytest
@@ -36,7 +34,7 @@ def _ddp_children() -> list[psutil.Process]:
     alive = []
     for child in children:
         try:
-            if "gradacc_lessons.demos.distributed" in " ".join(child.cmdline()):
+            if "spawn_main" in " ".join(child.cmdline()):  # torch.multiprocessing's children
                 alive.append(child)
         except (psutil.NoSuchProcess, psutil.ZombieProcess):
             pass
@@ -67,15 +65,18 @@ def test_a_run_past_its_timeout_is_killed_and_reported():
     assert _ddp_children() == [], "run_ddp left processes behind after a time-out"
 
 
+def _rank_0_fails(rank, config, folder, timeout_s):
+    """A worker whose rank 0 fails at once while rank 1 waits for it at the rendezvous."""
+    if rank == 0:
+        raise RuntimeError("rank 0 fails on purpose")
+    distributed._worker(rank, config, folder, timeout_s)
+
+
 def test_a_failing_process_stops_the_run_and_the_others_are_killed(monkeypatch):
-    # Hold the port that rank 0 must listen on: rank 0 fails at once, while rank 1 keeps
-    # waiting for it. run_ddp must report rank 0's error and kill rank 1.
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        taken.listen()
-        monkeypatch.setattr(distributed, "free_port", lambda: taken.getsockname()[1])
-        with pytest.raises(RuntimeError, match="DDP process 0 exited with code"):
-            run_ddp(CONFIG, timeout_s=120)
+    # The children import this module to find the worker: they run it, not a copy.
+    monkeypatch.setattr(distributed, "_worker", _rank_0_fails)
+    with pytest.raises(torch.multiprocessing.ProcessRaisedException, match="on purpose"):
+        run_ddp(CONFIG, timeout_s=120)
     assert _ddp_children() == [], "run_ddp left processes behind after a failure"
 
 

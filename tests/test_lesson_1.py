@@ -1,4 +1,8 @@
-"""Lesson 1 runs top to bottom, and the numbers it prints back its claims."""
+"""Lesson 1 runs top to bottom, and what it computes backs its claims.
+
+The numbers are read from the lesson's kernel after its last cell (`values`), not
+scraped from its printed text, wherever the lesson keeps them in a variable.
+"""
 
 import re
 
@@ -15,37 +19,54 @@ def number_after(text: str, pattern: str) -> float:
     return float(match.group(1))
 
 
+SPLIT = "split_batch(x[:64], y[:64], 8)"  # the lesson's 8 micro-batches of 8
+VALUES = {
+    "float32": "comparison32.relative",
+    "float64": "comparison64.relative",
+    "full vs float64": "error_against(full64, full)",
+    "accumulated vs float64": "error_against(full64, accumulated)",
+    "steps": "[i for i, e in enumerate(events) if e.kind == 'step']",
+    "last micro-batch": "[events[i - 1].micro_batch for i in"
+    " [i for i, e in enumerate(events) if e.kind == 'step']]",
+    "stale": "relative_error(full_batch_gradients(model, loss_fn, x, y), polluted)",
+    "loops": f"[[relative_error(reference, train_copy(loop, {SPLIT}, 4)[0]),"
+    f" train_copy(loop, {SPLIT}, 4)[1]] for loop in (textbook_loop, off_by_one_loop)]",
+}
+
+
 @pytest.fixture(scope="module")
 def lesson():
-    notebook, seconds = execute_notebook(NOTEBOOKS / "01_accumulation_is_a_full_batch.ipynb")
-    return printed(notebook), seconds
-
-
-@pytest.mark.slow
-def test_lesson_1_runs_quickly(lesson):
-    _, seconds = lesson
-    # the issue asks for 20 s on an idle 2-core machine; leave room for a loaded one
-    assert seconds < 60, f"lesson 1 took {seconds:.0f} s"
+    path = NOTEBOOKS / "01_accumulation_is_a_full_batch.ipynb"
+    run = execute_notebook(path, values=list(VALUES.values()))
+    values = {name: run.values[expression] for name, expression in VALUES.items()}
+    return printed(run.notebook), values
 
 
 @pytest.mark.slow
 def test_lesson_1_shows_equal_gradients(lesson):
-    text, _ = lesson
-    assert number_after(text, "float32: relative error") < 1e-4
-    assert number_after(text, "float64: relative error") < 1e-12
-    assert number_after(text, "float32 accumulated vs float64:") < 1e-4
+    _, value = lesson
+    # float32: rounding order only, <= 2e-7 measured (measured-facts); float64: <= 6e-16.
+    assert value["float32"] < 1e-5
+    assert value["float64"] < 1e-12
+    # against float64, the accumulated float32 gradient is as close as the full batch's
+    assert value["accumulated vs float64"] < 10 * value["full vs float64"] + 1e-7
+
+
+@pytest.mark.slow
+def test_lesson_1_steps_after_the_last_micro_batch_of_each_window(lesson):
+    _, value = lesson
+    assert value["last micro-batch"] == [3, 3]  # 8 micro-batches, windows of 4
+    assert len(value["steps"]) == 2
 
 
 @pytest.mark.slow
 def test_lesson_1_shows_the_bugs_and_the_fix(lesson):
-    text, _ = lesson
-    assert float(re.search(r"window's gradient: ([0-9.]+)", text).group(1)) > 0.1
-    assert (
-        number_after(text, r"textbook_loop +2 steps, parameters differ from full batch by") < 1e-4
-    )
-    assert (
-        number_after(text, r"off_by_one_loop +2 steps, parameters differ from full batch by") > 1e-2
-    )
+    _, value = lesson
+    assert value["stale"] > 0.1  # a stale gradient is not rounding: it is another update
+    (textbook, textbook_steps), (off_by_one, off_by_one_steps) = value["loops"]
+    assert textbook_steps == off_by_one_steps == 2  # counting steps does not find the bug
+    assert textbook < 1e-5  # float32 rounding after two SGD steps
+    assert off_by_one > 1e-2
 
 
 @pytest.mark.slow
@@ -53,6 +74,7 @@ def test_lesson_1_shows_the_bugs_and_the_fix(lesson):
 def test_lesson_1_shows_equal_training(lesson, optimizer):
     text, _ = lesson
     prefix = optimizer + r" +{} +after 20 steps: parameters differ by"
+    # measured after 20-200 steps: <= 4.7e-7 in float32, <= 5.7e-16 in float64 (measured-facts)
     assert number_after(text, prefix.format("float32")) < 1e-4
     assert number_after(text, prefix.format("float64")) < 1e-10
 
@@ -62,4 +84,5 @@ def test_lesson_1_shows_activations_growing_with_the_batch(lesson):
     text, _ = lesson
     sizes = [float(m) for m in re.findall(r"activations +([0-9.]+) MiB", text)]
     assert len(sizes) == 3 and sizes[0] < sizes[1] < sizes[2]
+    # activations are linear in the batch (R² = 1.000); 5 % leaves room for the printed rounding
     assert sizes[2] / sizes[0] == pytest.approx(256 / 16, rel=0.05)

@@ -25,7 +25,7 @@ WRONG = 1e-2  # the smallest wrong recipe the lesson shows is 3e-2
 
 @pytest.fixture(scope="module")
 def tables():
-    notebook, _ = execute_notebook(LESSON)
+    notebook = execute_notebook(LESSON).notebook
     shown = [
         output.get("text", "") + output.get("data", {}).get("text/plain", "")
         for cell in notebook.cells

@@ -201,7 +201,6 @@ def test_recorder_leaves_parameters_alone():
     "measure",
     [
         damage.compute_uneven_damage,
-        lambda: damage.compute_token_damage(make_lengths(32, 12, 1.0, sort=True)),
         damage.compute_last_window_damage,
         damage.compute_clipping_damage,
         damage.compute_logging_damage,

@@ -127,9 +127,9 @@ def test_the_error_when_nothing_fits_says_by_how_much():
 @pytest.mark.parametrize(
     "change, match",
     [
-        ({"effective_batch": 0}, "effective_batch must be a positive integer"),
-        ({"effective_batch": 8.0}, "effective_batch must be a positive integer"),
-        ({"memory_budget": -1}, "memory_budget must be a positive number"),
+        ({"effective_batch": 0}, "effective_batch must be an integer of at least 1"),
+        ({"effective_batch": 8.0}, "effective_batch must be an integer of at least 1"),
+        ({"memory_budget": -1}, "memory_budget must be a number above 0"),
         ({"sample_targets": torch.zeros(3, dtype=torch.long)}, "same number"),
     ],
 )

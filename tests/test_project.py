@@ -5,10 +5,10 @@ import os
 import subprocess
 import sys
 import sysconfig
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 import yaml
 
 from tools.setup_cell import SETUP_CELL, URL_VARIABLE, setup_cell_for

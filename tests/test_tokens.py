@@ -264,7 +264,7 @@ def test_float_targets_and_all_padding_raise():
 @pytest.mark.parametrize("sizes", [[3, 3], [0, 12], [5, 8], [6.0, 6]], ids=str)
 def test_bad_sizes_raise(sizes):
     x, y = torch.zeros(12, 2), torch.zeros(12)
-    with pytest.raises(ValueError, match="add up to the batch size 12"):
+    with pytest.raises(ValueError, match="sizes.*12"):  # names the argument and the batch size
         split_batch(x, y, sizes=sizes)
 
 

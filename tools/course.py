@@ -29,7 +29,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     pages = []
     for path in paths:
-        notebook, seconds = execute_notebook(path)
+        run = execute_notebook(path)
+        notebook, seconds = run.notebook, run.seconds
         page = path.with_suffix(".html").name
         render_html(notebook, args.site / page)
         pages.append((page, path.stem, seconds))

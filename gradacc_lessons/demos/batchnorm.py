@@ -15,8 +15,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from gradacc_lessons.accumulate import accumulated_gradients, full_batch_gradients, split_batch
+from gradacc_lessons.checks import as_choice, as_count, as_counts, as_fraction
 from gradacc_lessons.compare import relative_error
 from gradacc_lessons.data import load_digits
+from gradacc_lessons.device import seeded
 from gradacc_lessons.models import MLP, SmallCNN
 
 KINDS = ("mlp", "cnn")
@@ -32,13 +34,13 @@ def digits_problem(
     >>> type(model[1]).__name__, tuple(x.shape)
     ('BatchNorm2d', (8, 1, 8, 8))
     """
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    as_choice("kind", kind, KINDS)
+    samples, seed = as_count("samples", samples, 2, 1797), as_count("seed", seed, minimum=0)
     x, y = load_digits(images=kind == "cnn", dtype=torch.float64)
     generator = torch.Generator().manual_seed(seed)
     pick = torch.randperm(len(x), generator=generator)[:samples]
-    torch.manual_seed(seed)
-    model = MLP(64, 10, norm=norm) if kind == "mlp" else SmallCNN(10, norm=norm)
+    with seeded(seed):  # the same weights for every N, and the student's stream left alone
+        model = MLP(64, 10, norm=norm) if kind == "mlp" else SmallCNN(10, norm=norm)
     return model.double(), x[pick], y[pick]
 
 
@@ -49,6 +51,8 @@ def biases_before_batchnorm(model: nn.Module) -> set[str]:
     >>> sorted(biases_before_batchnorm(MLP(4, 2, norm="batch")))
     ['0.bias', '3.bias']
     """
+    if not isinstance(model, nn.Module):
+        raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     children = list(model.named_children())
     return {
         f"{name}.bias"
@@ -67,6 +71,7 @@ def gradient_error(
     >>> gradient_error("mlp", "layer", accumulation_steps=4) < 1e-12
     True
     """
+    as_count("accumulation_steps", accumulation_steps)
     model, x, y = digits_problem(kind, norm, samples)
     model.train(not eval_mode)
     full = full_batch_gradients(model, F.cross_entropy, x, y)
@@ -85,6 +90,7 @@ def compute_batchnorm_errors(
     >>> errors["BatchNorm1d MLP"][0] < 1e-12 < errors["BatchNorm1d MLP"][1]
     True
     """
+    ns, samples = as_counts("ns", ns), as_count("samples", samples, minimum=2)
     rows = {
         "BatchNorm1d MLP": ("mlp", "batch"),
         "BatchNorm2d CNN": ("cnn", "batch"),
@@ -104,6 +110,7 @@ def compute_fixes(accumulation_steps: int = 4, samples: int = 64) -> dict[str, f
     >>> fixes["BatchNorm1d, eval mode"] < 1e-12 < fixes["BatchNorm1d, train mode"]
     True
     """
+    as_count("accumulation_steps", accumulation_steps)
     return {
         "BatchNorm1d, train mode": gradient_error("mlp", "batch", accumulation_steps, samples),
         "BatchNorm1d, eval mode": gradient_error("mlp", "batch", accumulation_steps, samples, True),
@@ -124,6 +131,7 @@ def forward_difference(kind: str, norm: str, accumulation_steps: int, samples: i
     >>> forward_difference("mlp", "group", 4) < 1e-12 < forward_difference("mlp", "batch", 4)
     True
     """
+    as_count("accumulation_steps", accumulation_steps)
     model, x, _ = digits_problem(kind, norm, samples)
     with torch.no_grad():
         full = model(x)
@@ -137,8 +145,10 @@ def compensating_momentum(momentum: float, accumulation_steps: int) -> float:
     >>> round(compensating_momentum(0.1, 1), 12)
     0.1
     """
-    if not 0.0 < momentum < 1.0:
+    momentum = as_fraction("momentum", momentum, "strictly between 0 and 1")
+    if momentum in (0.0, 1.0):
         raise ValueError(f"momentum must be strictly between 0 and 1, got {momentum}")
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
     return 1.0 - (1.0 - momentum) ** (1.0 / accumulation_steps)
 
 
@@ -148,6 +158,10 @@ def running_stats_error(accumulation_steps: int, momentum: float = 0.1, samples:
     >>> running_stats_error(1)["mean"] < 1e-12
     True
     """
+    as_count("accumulation_steps", accumulation_steps)
+    momentum = as_fraction("momentum", momentum, "PyTorch's default is 0.1")
+    if momentum in (0.0, 1.0):
+        raise ValueError(f"momentum must be strictly between 0 and 1, got {momentum}")
     model, x, y = digits_problem("mlp", "batch", samples)
     full, acc = copy.deepcopy(model), copy.deepcopy(model)
     for layer in acc.modules():
@@ -173,6 +187,7 @@ def compute_running_stats(ns: tuple[int, ...] = (1, 2, 4, 8), momentum: float = 
     >>> compute_running_stats(ns=(8,))["weight_on_new_data"][0] > 0.5
     True
     """
+    ns = as_counts("ns", ns)
     plain = [running_stats_error(n, momentum) for n in ns]
     fixed = [running_stats_error(n, compensating_momentum(momentum, n)) for n in ns]
     return {

@@ -8,13 +8,16 @@ back. The two combine: the same effective batch, less memory, more compute.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 from torch.utils.checkpoint import checkpoint
+
+from gradacc_lessons.checks import as_count, as_counts
+from gradacc_lessons.device import seeded
 
 
 class Block(nn.Module):
@@ -76,6 +79,10 @@ def block_forwards_per_step(
     >>> block_forwards_per_step(model, torch.zeros(3, 4), torch.zeros(3, dtype=torch.long))
     2.0
     """
+    if not isinstance(model, DeepMLP):
+        raise ValueError(
+            f"model must be a DeepMLP (its blocks count their forwards), got {model!r}"
+        )
     before = [block.forward_calls for block in model.blocks]
     loss_fn(model(inputs), targets).backward()
     model.zero_grad(set_to_none=True)
@@ -108,13 +115,18 @@ def compare_memory_levers(
     >>> [row.block_forwards for row in compare_memory_levers(x, y, (1,), width=8, depth=1)]
     [1.0, 2.0]
     """
+    accumulation_steps = as_counts("accumulation_steps", accumulation_steps)
+    width, depth = as_count("width", width), as_count("depth", depth)
+    seed = as_count("seed", seed, minimum=0)
     from gradacc_lessons.memory import measure_training_memory
 
     rows = []
     for n in accumulation_steps:
         for use_checkpoint in (False, True):
-            torch.manual_seed(seed)
-            model = DeepMLP(inputs.shape[1], int(targets.max()) + 1, width, depth, use_checkpoint)
+            with seeded(seed):
+                model = DeepMLP(
+                    inputs.shape[1], int(targets.max()) + 1, width, depth, use_checkpoint
+                )
             optimizer = torch.optim.AdamW(model.parameters())
             report = measure_training_memory(model, optimizer, F.cross_entropy, inputs, targets, n)
             first = inputs[: -(-len(inputs) // n)], targets[: -(-len(inputs) // n)]
@@ -127,6 +139,10 @@ def compare_memory_levers(
 
 def levers_table(rows: list[LeverRow]) -> str:
     """The rows of `compare_memory_levers` as a text table, sizes in MiB."""
+    if not rows or not all(isinstance(r, LeverRow) for r in rows):
+        raise ValueError(
+            f"rows must be a non-empty list of LeverRow (compare_memory_levers), got {rows!r}"
+        )
     lines = [f"{'checkpoint':<11}{'N':>3}{'peak MiB':>10}{'activations MiB':>17}{'block fwd':>11}"]
     for r in rows:
         lines.append(

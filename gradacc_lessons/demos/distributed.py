@@ -5,35 +5,31 @@ pass, unless the model is inside `no_sync()`. With accumulation, only the last
 micro-batch of a window needs that all-reduce. The catch: DDP decides whether
 to sync in the *forward* pass, so `no_sync()` must wrap forward and backward.
 
-`run_ddp` starts `world_size` real processes on 127.0.0.1 (each runs
-`python -m gradacc_lessons.demos.distributed`), trains the same model three ways and
-returns what each way communicated and learned. The processes are always
-stopped before it returns, on errors and time-outs too.
+`run_ddp` starts `world_size` real processes with `torch.multiprocessing` (they talk
+over gloo on this machine), trains the same model three ways and returns what each
+way communicated and learned. The processes are always stopped before it returns, on
+errors and time-outs too.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import json
 import os
-import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 
 import torch
 import torch.distributed as dist
+import torch.multiprocessing as mp
 from torch import nn
 from torch.nn import functional as F
 
 from gradacc_lessons.accumulate import IGNORE_INDEX
+from gradacc_lessons.checks import as_choice, as_count, as_positive
 from gradacc_lessons.data import make_classification
+from gradacc_lessons.device import seeded
 from gradacc_lessons.models import MLP
 
 # How each micro-batch but the last of a window runs:
@@ -70,14 +66,11 @@ def effective_batch(world_size: int, micro_batch: int, accumulation_steps: int) 
     >>> effective_batch(world_size=8, micro_batch=16, accumulation_steps=4)
     512
     """
-    for name, value in [("world_size", world_size), ("micro_batch", micro_batch)]:
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    if not isinstance(accumulation_steps, int) or accumulation_steps < 1:
-        raise ValueError(
-            f"accumulation_steps must be a positive integer, got {accumulation_steps!r}"
-        )
-    return world_size * micro_batch * accumulation_steps
+    world_size, micro_batch = (
+        as_count("world_size", world_size),
+        as_count("micro_batch", micro_batch),
+    )
+    return world_size * micro_batch * as_count("accumulation_steps", accumulation_steps)
 
 
 def make_model(config: DDPConfig) -> nn.Module:
@@ -86,8 +79,9 @@ def make_model(config: DDPConfig) -> nn.Module:
     >>> make_model(DDPConfig())(torch.zeros(2, 8, dtype=torch.float64)).shape
     torch.Size([2, 3])
     """
-    torch.manual_seed(config.seed)
-    return MLP(config.features, config.classes, hidden=config.hidden).double()
+    _check_config(config)
+    with seeded(config.seed):
+        return MLP(config.features, config.classes, hidden=config.hidden).double()
 
 
 def make_data(config: DDPConfig) -> tuple[torch.Tensor, torch.Tensor]:
@@ -97,6 +91,7 @@ def make_data(config: DDPConfig) -> tuple[torch.Tensor, torch.Tensor]:
     >>> tuple(x.shape)
     (64, 8)
     """
+    _check_config(config)
     samples = config.windows * config.effective_batch
     return make_classification(
         samples, config.features, config.classes, seed=config.seed, dtype=torch.float64
@@ -112,6 +107,8 @@ def rank_micro_batches(
     >>> [tuple(xb.shape) for xb, _ in rank_micro_batches(x, y, 0, 1, DDPConfig())][:2]
     [(4, 8), (4, 8)]
     """
+    _check_rank(rank, _check_config(config))
+    as_count("window", window, 0, config.windows - 1)
     share = config.micro_batch * config.accumulation_steps
     start = window * config.effective_batch + rank * share
     xs, ys = x[start : start + share], y[start : start + share]
@@ -124,6 +121,7 @@ def train_full_batch(config: DDPConfig) -> dict[str, torch.Tensor]:
     >>> sorted(train_full_batch(DDPConfig(windows=1)))[:2]
     ['0.bias', '0.weight']
     """
+    _check_config(config)
     model = make_model(config)
     optimizer = torch.optim.SGD(model.parameters(), lr=config.lr, momentum=0.9)
     x, y = make_data(config)
@@ -140,6 +138,7 @@ def token_mean_gradients(config: DDPConfig) -> dict[str, torch.Tensor]:
     >>> sorted(token_mean_gradients(DDPConfig()))[:2]
     ['0.bias', '0.weight']
     """
+    _check_config(config)
     model = make_model(config)
     batches = [b for rank in range(config.world_size) for b in make_token_data(config, rank)]
     logits = torch.cat([model(x).reshape(-1, config.classes) for x, _ in batches])
@@ -165,6 +164,8 @@ class AllReduceCounter:
 
 def counting_allreduce_hook(counter: AllReduceCounter, bucket):
     """A DDP communication hook: count the all-reduce, then average the bucket as DDP does."""
+    if not isinstance(counter, AllReduceCounter):
+        raise ValueError(f"counter must be an AllReduceCounter, got {counter!r}")
     # No return annotation: DDP checks it against Future[Tensor], which a string fails.
     counter.calls += 1
     counter.elements += bucket.buffer().numel()
@@ -196,6 +197,8 @@ def micro_batch_step(ddp_model, x, y, weight: float, mode: str, last: bool) -> t
 
 def train_ddp(config: DDPConfig, rank: int, mode: str) -> dict:
     """Train under DDP in this process; return all-reduces per micro-batch and final parameters."""
+    _check_rank(rank, _check_config(config))
+    as_choice("mode", mode, SYNC_MODES)
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     model = DDP(make_model(config))
@@ -221,6 +224,7 @@ def train_ddp(config: DDPConfig, rank: int, mode: str) -> dict:
 
 def global_token_count(valid_tokens: int) -> int:
     """The number of valid (non-padding) tokens summed over all processes: one all-reduce."""
+    as_count("valid_tokens", valid_tokens, minimum=0)
     count = torch.tensor([valid_tokens], dtype=torch.int64)
     dist.all_reduce(count)
     return int(count.item())
@@ -235,6 +239,7 @@ def make_token_data(config: DDPConfig, rank: int) -> list[tuple[torch.Tensor, to
     >>> [tuple(t.shape) for t in make_token_data(DDPConfig(), rank=0)[0]]
     [(4, 12, 8), (4, 12)]
     """
+    _check_rank(rank, _check_config(config))
     generator = torch.Generator().manual_seed(config.seed + 1000 + rank)
     seq_len, batches = 12, []
     for _ in range(config.accumulation_steps):
@@ -255,6 +260,8 @@ def token_gradients(config: DDPConfig, rank: int, recipe: str) -> dict[str, torc
     recipe="global_count": by the count all-reduced over processes, times the world
     size because DDP averages over processes. Only the second is the global token mean.
     """
+    _check_rank(rank, _check_config(config))
+    as_choice("recipe", recipe, ("local_mean", "global_count"))
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     model = DDP(make_model(config))
@@ -277,11 +284,13 @@ def token_gradients(config: DDPConfig, rank: int, recipe: str) -> dict[str, torc
     return {n: p.grad.detach().clone() for n, p in model.module.named_parameters()}
 
 
-def _worker(config: DDPConfig, rank: int, port: int, out: Path, timeout_s: float) -> None:
-    torch.set_num_threads(1)  # one core per process
+def _worker(rank: int, config: DDPConfig, folder: str, timeout_s: float) -> None:
+    """One process of the experiment (torch.multiprocessing calls it with its rank first)."""
+    torch.set_num_threads(1)  # one core per process (this process's own setting)
     dist.init_process_group(
         "gloo",
-        init_method=f"tcp://127.0.0.1:{port}",
+        # A file both processes can see: no port to pick, so none that another run can take.
+        init_method=f"file://{os.path.join(folder, 'rendezvous')}",
         rank=rank,
         world_size=config.world_size,
         timeout=timedelta(seconds=timeout_s),
@@ -292,23 +301,12 @@ def _worker(config: DDPConfig, rank: int, port: int, out: Path, timeout_s: float
             recipe: token_gradients(config, rank, recipe)
             for recipe in ("local_mean", "global_count")
         }
-        torch.save(result, out / f"rank{rank}.pt")
+        torch.save(result, os.path.join(folder, f"rank{rank}.pt"))
     finally:
         dist.destroy_process_group()
 
 
 # --- what runs in the notebook's (or the test's) process ----------------------------------
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that is free right now.
-
-    >>> 1024 <= free_port() <= 65535
-    True
-    """
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
@@ -341,75 +339,45 @@ class DDPResult:
 
 
 def run_ddp(config: DDPConfig | None = None, timeout_s: float = 120.0) -> DDPResult:
-    """Start `config.world_size` gloo processes on 127.0.0.1, run the experiment, collect it.
+    """Start `config.world_size` gloo processes, run the experiment, collect what they measured.
 
-    The processes are killed (their whole process group) before this returns,
-    whether they finished, failed or ran past `timeout_s`.
+    The processes are started by `torch.multiprocessing.start_processes` and meet through
+    a file in a temporary folder. They are stopped before this returns, whether they
+    finished, failed (the first error is raised here) or ran past `timeout_s`.
     """
-    config = config or DDPConfig()
-    if config.world_size < 1:
-        raise ValueError(f"world_size must be at least 1, got {config.world_size}")
+    config = DDPConfig() if config is None else config
+    _check_config(config)
+    timeout_s = as_positive("timeout_s", timeout_s, "seconds the processes may take")
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="gradacc-ddp-") as folder:
-        out = Path(folder)
-        processes: list[subprocess.Popen] = []
+        context = mp.start_processes(
+            _worker, args=(config, folder, timeout_s), nprocs=config.world_size, join=False
+        )
         try:  # whatever happens from here on (an error, a time-out, Ctrl-C), stop them all
-            _launch(config, out, free_port(), timeout_s, processes)
-            _wait(processes, out, timeout_s)
+            _join(context, timeout_s)
         finally:
-            _stop(processes)
+            _stop(context)
         ranks = [
-            torch.load(out / f"rank{r}.pt", weights_only=True) for r in range(config.world_size)
+            torch.load(os.path.join(folder, f"rank{r}.pt"), weights_only=True)
+            for r in range(config.world_size)
         ]
     return _collect(config, ranks, time.perf_counter() - start)
 
 
-def _launch(
-    config: DDPConfig, out: Path, port: int, timeout_s: float, processes: list[subprocess.Popen]
-) -> None:
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    package_root = str(Path(__file__).resolve().parent.parent)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
-    for rank in range(config.world_size):
-        command = [sys.executable, "-m", "gradacc_lessons.demos.distributed", "--rank", str(rank)]
-        command += ["--port", str(port), "--out", str(out), "--timeout", str(timeout_s)]
-        command += ["--config", json.dumps(asdict(config))]
-        log = open(out / f"rank{rank}.log", "wb")  # noqa: SIM115 -- closed with the process
-        # A new session makes the process the leader of its own group: _stop kills the group.
-        processes.append(
-            subprocess.Popen(
-                command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-            )
-        )
-        log.close()  # the child holds its own copy of the file
-
-
-def _wait(processes: list[subprocess.Popen], out: Path, timeout_s: float) -> None:
-    # Poll them all: when one process fails, the others would wait for it until
-    # their own time-out, so raise at once (run_ddp then stops the rest).
+def _join(context, timeout_s: float) -> None:
+    # join() returns when one process ends (and raises at once if it failed, which
+    # would leave the others waiting for it until their own time-out): wait in turns.
     deadline = time.monotonic() + timeout_s
-    while True:
-        codes = [process.poll() for process in processes]
-        for rank, code in enumerate(codes):
-            if code not in (None, 0):
-                log = (out / f"rank{rank}.log").read_text(errors="replace")[-3000:]
-                raise RuntimeError(f"DDP process {rank} exited with code {code}:\n{log}")
-        if all(code == 0 for code in codes):
-            return
-        if time.monotonic() > deadline:
+    while not context.join(timeout=max(0.0, deadline - time.monotonic())):
+        if time.monotonic() >= deadline:
             raise TimeoutError(f"the DDP processes ran past timeout_s={timeout_s} s; raise it")
-        time.sleep(0.05)
 
 
-def _stop(processes: list[subprocess.Popen]) -> None:
-    for process in processes:
-        if process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                if hasattr(os, "killpg"):
-                    os.killpg(process.pid, signal.SIGKILL)
-                else:
-                    process.kill()
-        process.wait()
+def _stop(context) -> None:
+    for process in context.processes:
+        if process.is_alive():
+            process.kill()
+        process.join()
 
 
 def _collect(config: DDPConfig, ranks: list[dict], seconds: float) -> DDPResult:
@@ -426,16 +394,11 @@ def _collect(config: DDPConfig, ranks: list[dict], seconds: float) -> DDPResult:
     )
 
 
-def _main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="one process of gradacc's DDP experiment")
-    parser.add_argument("--rank", type=int, required=True)
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--timeout", type=float, default=60.0)
-    parser.add_argument("--config", type=json.loads, required=True)
-    args = parser.parse_args(argv)
-    _worker(DDPConfig(**args.config), args.rank, args.port, args.out, args.timeout)
+def _check_config(config) -> DDPConfig:
+    if not isinstance(config, DDPConfig):
+        raise ValueError(f"config must be a DDPConfig, got {config!r}")
+    return config
 
 
-if __name__ == "__main__":
-    _main()
+def _check_rank(rank, config: DDPConfig) -> int:
+    return as_count("rank", rank, 0, config.world_size - 1, "a process's number in the world")

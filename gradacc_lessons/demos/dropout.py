@@ -15,8 +15,10 @@ import torch.nn.functional as F
 from torch import nn
 
 from gradacc_lessons.accumulate import accumulated_gradients, full_batch_gradients
+from gradacc_lessons.checks import as_count
 from gradacc_lessons.compare import relative_error
 from gradacc_lessons.data import make_classification
+from gradacc_lessons.device import seeded
 
 
 class DropoutMLP(nn.Module):
@@ -66,6 +68,9 @@ def with_masks(x: torch.Tensor, model: DropoutMLP, seed: int) -> torch.Tensor:
     >>> with_masks(torch.zeros(5, 3), DropoutMLP(3, 2, hidden=4), seed=0).shape
     torch.Size([5, 11])
     """
+    if not isinstance(model, DropoutMLP):
+        raise ValueError(f"model must be a DropoutMLP (masks follow its layers), got {model!r}")
+    seed = as_count("seed", seed, minimum=0)
     generator = torch.Generator().manual_seed(seed)
     keep = torch.rand(len(x), 2 * model.hidden, generator=generator, dtype=x.dtype) >= model.p
     return torch.cat([x, keep.to(x.dtype)], dim=-1)
@@ -84,15 +89,17 @@ def compute_dropout_comparison(seeds: int = 100, accumulation_steps: int = 4) ->
     >>> result["masks travel with the samples"] < 1e-12 and result["eval mode"] < 1e-12
     True
     """
+    seeds = as_count("seeds", seeds)
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps, 1, 64)
     x, y = make_classification(samples=64, features=20, classes=4, dtype=torch.float64)
-    torch.manual_seed(0)
-    model = DropoutMLP(20, 4).double()
+    with seeded(0):
+        model = DropoutMLP(20, 4).double()
     full_sum, acc_sum, cosines = None, None, []
     for seed in range(seeds):
-        torch.manual_seed(seed)
-        full = full_batch_gradients(model, F.cross_entropy, x, y)
-        torch.manual_seed(seed)  # the same seed: still other masks
-        acc = accumulated_gradients(model, F.cross_entropy, x, y, accumulation_steps)
+        with seeded(seed):
+            full = full_batch_gradients(model, F.cross_entropy, x, y)
+        with seeded(seed):  # the same seed: still other masks
+            acc = accumulated_gradients(model, F.cross_entropy, x, y, accumulation_steps)
         cosines.append(_cosine(full, acc))
         full_sum = full if full_sum is None else {n: full_sum[n] + full[n] for n in full}
         acc_sum = acc if acc_sum is None else {n: acc_sum[n] + acc[n] for n in acc}

@@ -73,6 +73,8 @@ def make_vocabulary(text: str) -> str:
     >>> make_vocabulary("hello")
     ' ehlo'
     """
+    if not isinstance(text, str) or not text:
+        raise ValueError(f"text must be a non-empty string, got {text!r}")
     return "".join(sorted(set(text) | {" "}))
 
 
@@ -191,6 +193,8 @@ def describe(model) -> str:
     >>> describe(tiny_causal_lm(40))
     'LlamaForCausalLM: 2 layers, 16 wide, 40 tokens, 6,480 parameters'
     """
+    if not hasattr(model, "config") or not isinstance(model, torch.nn.Module):
+        raise ValueError(f"model must be a Transformers model (tiny_causal_lm), got {model!r}")
     config, layers = model.config, model.config.num_hidden_layers
     parameters = sum(p.numel() for p in model.parameters())
     return (
@@ -209,6 +213,8 @@ def next_token_targets(labels: torch.Tensor) -> torch.Tensor:
     >>> next_token_targets(torch.tensor([[5, 6, 7, -100]])).tolist()
     [[6, 7, -100, -100]]
     """
+    if not isinstance(labels, torch.Tensor) or labels.dim() != 2:
+        raise ValueError(f"labels must be a 2-d tensor (sequences, positions), got {labels!r}")
     end = torch.full_like(labels[:, :1], IGNORE_INDEX)
     return torch.cat([labels[:, 1:], end], dim=1)
 
@@ -221,6 +227,8 @@ def causal_loss(outputs, targets: torch.Tensor) -> torch.Tensor:
     >>> bool(torch.isclose(mine, model(ids, labels=ids).loss))
     True
     """
+    if not isinstance(targets, torch.Tensor) or not hasattr(outputs, "logits"):
+        raise ValueError("causal_loss needs a model's outputs (with .logits) and targets, a tensor")
     return token_loss(outputs.logits, targets)
 
 
@@ -341,6 +349,7 @@ def train_full_batch(model, recipe: Recipe) -> Run:
     >>> train_full_batch(tiny_causal_lm(9), recipe)
     Run('float64 full batch', optimizer steps=2, scheduler steps=2)
     """
+    _check_way(model, recipe)
     batches = merge_windows(_shifted(recipe), recipe.accumulation_steps)
     return _course_loop("float64 full batch", copy.deepcopy(model).double(), recipe, batches, 1)
 
@@ -352,6 +361,7 @@ def train_course(model, recipe: Recipe) -> Run:
     >>> train_course(tiny_causal_lm(9), recipe).learning_rates
     [1.0, 1.0]
     """
+    _check_way(model, recipe)
     micro_batches = _shifted(recipe)
     n = recipe.accumulation_steps
     return _course_loop("train_accumulated", copy.deepcopy(model), recipe, micro_batches, n)
@@ -386,6 +396,7 @@ def train_textbook(model, recipe: Recipe) -> Run:
     >>> train_textbook(tiny_causal_lm(9), recipe)  # 4 micro-batches, N = 3: one full window
     Run('textbook loop', optimizer steps=1, scheduler steps=0)
     """
+    _check_way(model, recipe)
     from gradacc_lessons.demos.loops import textbook_loop
 
     if recipe.schedule != "constant" or recipe.max_grad_norm is not None:
@@ -448,6 +459,7 @@ def train_hf_trainer(model, recipe: Recipe) -> Run:
     >>> run.token_counts, recipe.window_tokens()  # it counts each window's targets first
     ([4, 2], [4, 2])
     """
+    _check_way(model, recipe)
     model = copy.deepcopy(model)
     data = [{"input_ids": x, "labels": y} for x, y in zip(recipe.input_ids, recipe.labels)]
     optimizer, scheduler, rates = _sgd(model, recipe)
@@ -545,6 +557,7 @@ def train_accelerate(
     >>> train_accelerate(tiny_causal_lm(9), recipe)  # it steps on the short last window
     Run('Accelerate', optimizer steps=2, scheduler steps=2)
     """
+    _check_way(model, recipe)
     shares, held = _token_shares(recipe), []
     with _quiet_and_restored("accelerate") as [accelerate]:
         accelerator = accelerate.Accelerator(
@@ -612,6 +625,7 @@ def train_lightning(model, recipe: Recipe, *, weigh_tokens: bool = False) -> Run
     >>> train_lightning(tiny_causal_lm(9), recipe, weigh_tokens=True)
     Run('Lightning + token weights', optimizer steps=2, scheduler steps=2)
     """
+    _check_way(model, recipe)
     with _quiet_and_restored("lightning") as [lightning], TemporaryDirectory() as folder:
         module = _lightning_module(lightning, model, recipe, weigh_tokens)
         logger = _memory_logger(lightning)
@@ -728,6 +742,7 @@ def measure(model, recipe: Recipe, ways=FOUR_WAYS) -> Measurement:
     >>> measurement.errors["Trainer"] < 1e-5 < 1e-2 < measurement.errors["Accelerate"]
     True
     """
+    _check_way(model, recipe)
     unknown = [way for way in ways if way not in WAYS]
     if unknown or not ways:
         raise ValueError(f"ways must name some of {list(WAYS)}, got {list(ways)!r}")
@@ -782,6 +797,8 @@ def _cell(value):
 
 def token_count_table(recipe: Recipe, runs: dict[str, Run]) -> Table:
     """Per window: its labels, its next-token targets, and the count each run divided by."""
+    _check_way(torch.nn.Module(), recipe)
+    _check_runs("runs", list(runs.values()) if isinstance(runs, dict) else runs)
     headers = ("window", "labels", "next-token targets", *(f"{name} counted" for name in runs))
     counts = [run.token_counts for run in runs.values()]
     columns = [recipe.window_labels(), recipe.window_tokens(), *counts]
@@ -794,6 +811,8 @@ def logged_loss_table(measurement: Measurement) -> Table:
     The window's loss is the float64 full batch's; the last micro-batch's comes from
     the course's loop, `train_accumulated`, which must be among the measured ways.
     """
+    if not isinstance(measurement, Measurement):
+        raise ValueError(f"measurement must be what measure() returns, got {measurement!r}")
     if "train_accumulated" not in measurement.runs:
         raise ValueError(
             "logged_loss_table needs a measurement of train_accumulated among its ways"
@@ -808,6 +827,7 @@ def logged_loss_table(measurement: Measurement) -> Table:
 
 def schedule_table(*runs: Run) -> Table:
     """Per run: its schedule's length, the scheduler steps it took, the lr of its last step."""
+    _check_runs("runs", runs)
     rows = [(r.way, r.schedule_length, r.scheduler_steps, r.learning_rates[-1]) for r in runs]
     headers = ("way", "schedule length", "scheduler steps taken", "lr of the last step")
     return Table(headers, rows)
@@ -905,3 +925,16 @@ def _positive(name, value):
 
 def _is_real(value):
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_way(model, recipe) -> None:
+    """What every way of training is given: a model and a Recipe."""
+    if not isinstance(recipe, Recipe):
+        raise ValueError(f"recipe must be a Recipe (the data and settings), got {recipe!r}")
+    if not isinstance(model, torch.nn.Module):
+        raise ValueError(f"model must be a torch model (tiny_causal_lm), got {model!r}")
+
+
+def _check_runs(name: str, runs) -> None:
+    if not runs or not all(isinstance(run, Run) for run in runs):
+        raise ValueError(f"{name} must be one or more Run of the train_* functions, got {runs!r}")

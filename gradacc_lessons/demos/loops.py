@@ -10,13 +10,39 @@ Loops marked BROKEN carry a classic bug; each has a FIX next to it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import inspect
+from collections.abc import Callable, Sequence
 
 import torch
 
 from gradacc_lessons.accumulate import IGNORE_INDEX
+from gradacc_lessons.checks import as_count, as_positive
 
 
+def _checked(loop: Callable) -> Callable:
+    """Check what every loop receives before it runs, so the printed loops stay short."""
+    signature = inspect.signature(loop)
+
+    @functools.wraps(loop)
+    def run(*args, **kwargs):
+        arguments = signature.bind(*args, **kwargs).arguments
+        for name in ("micro_batches", "batches"):
+            value = arguments.get(name, [()])
+            if not isinstance(value, Sequence) or len(value) == 0:
+                raise ValueError(
+                    f"{name} must be a non-empty list of (inputs, targets), got {value!r}"
+                )
+        if "accumulation_steps" in arguments:
+            as_count("accumulation_steps", arguments["accumulation_steps"])
+        if "max_norm" in arguments:
+            as_positive("max_norm", arguments["max_norm"])
+        return loop(*args, **kwargs)
+
+    return run
+
+
+@_checked
 def textbook_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """The classic accumulation loop: step and clear once per window."""
     optimizer.zero_grad()  # start from empty .grad buffers
@@ -28,6 +54,7 @@ def textbook_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
             optimizer.zero_grad()
 
 
+@_checked
 def off_by_one_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """The same loop with a classic bug: it steps after the first micro-batch of each window."""
     optimizer.zero_grad()
@@ -39,6 +66,7 @@ def off_by_one_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps
             optimizer.zero_grad()
 
 
+@_checked
 def full_batch_loop(model, optimizer, loss_fn, batches):
     """Plain training, one step per batch: the reference accumulation must match."""
     for inputs, targets in batches:
@@ -54,6 +82,8 @@ def count_steps(optimizer: torch.optim.Optimizer, train: Callable[[], object]) -
     >>> count_steps(opt, lambda: [opt.step() for _ in range(3)])
     3
     """
+    if not isinstance(optimizer, torch.optim.Optimizer) or not callable(train):
+        raise ValueError("count_steps needs an optimizer and train, a function of no argument")
     steps = []
     handle = optimizer.register_step_post_hook(lambda *args: steps.append(1))
     try:
@@ -63,6 +93,7 @@ def count_steps(optimizer: torch.optim.Optimizer, train: Callable[[], object]) -
     return len(steps)
 
 
+@_checked
 def divide_by_n_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """BROKEN unless all micro-batches are equal: every mean loss is divided by N."""
     optimizer.zero_grad()
@@ -74,6 +105,7 @@ def divide_by_n_loop(model, optimizer, loss_fn, micro_batches, accumulation_step
         optimizer.zero_grad()
 
 
+@_checked
 def weight_by_samples_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """FIX: weigh each micro-batch's mean loss by its share of the window's samples."""
     optimizer.zero_grad()
@@ -87,6 +119,7 @@ def weight_by_samples_loop(model, optimizer, loss_fn, micro_batches, accumulatio
         optimizer.zero_grad()
 
 
+@_checked
 def weight_by_tokens_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """FIX for a token-mean loss: weigh each micro-batch by its share of the window's tokens."""
     optimizer.zero_grad()
@@ -102,6 +135,7 @@ def weight_by_tokens_loop(model, optimizer, loss_fn, micro_batches, accumulation
         optimizer.zero_grad()
 
 
+@_checked
 def last_window_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """BROKEN: the last, shorter window is still divided by the configured N."""
     optimizer.zero_grad()
@@ -113,6 +147,7 @@ def last_window_loop(model, optimizer, loss_fn, micro_batches, accumulation_step
             optimizer.zero_grad()
 
 
+@_checked
 def scheduler_per_micro_batch_loop(
     model, optimizer, loss_fn, micro_batches, accumulation_steps, scheduler
 ):
@@ -129,6 +164,7 @@ def scheduler_per_micro_batch_loop(
         optimizer.zero_grad()
 
 
+@_checked
 def scheduler_per_step_loop(
     model, optimizer, loss_fn, micro_batches, accumulation_steps, scheduler
 ):
@@ -145,6 +181,7 @@ def scheduler_per_step_loop(
         optimizer.zero_grad()
 
 
+@_checked
 def clip_per_micro_batch_loop(
     model, optimizer, loss_fn, micro_batches, accumulation_steps, max_norm
 ):
@@ -161,6 +198,7 @@ def clip_per_micro_batch_loop(
         optimizer.zero_grad()
 
 
+@_checked
 def clip_once_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps, max_norm):
     """FIX: clip once, the whole window's gradient, just before the step."""
     optimizer.zero_grad()
@@ -175,6 +213,7 @@ def clip_once_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps,
         optimizer.zero_grad()
 
 
+@_checked
 def log_last_micro_batch_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """BROKEN: logs the scaled loss of the window's last micro-batch."""
     logged = []
@@ -191,6 +230,7 @@ def log_last_micro_batch_loop(model, optimizer, loss_fn, micro_batches, accumula
     return logged
 
 
+@_checked
 def log_window_loss_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """FIX: log the sum of the weighted losses: the mean loss of the effective batch."""
     logged = []

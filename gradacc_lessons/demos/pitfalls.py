@@ -21,6 +21,7 @@ from gradacc_lessons.accumulate import (
     split_batch,
     token_loss,
 )
+from gradacc_lessons.checks import as_count, as_counts, as_fraction, as_positive
 from gradacc_lessons.compare import compare_tensors, relative_error
 from gradacc_lessons.data import make_classification, make_lengths, make_sequences
 from gradacc_lessons.demos.loops import (
@@ -33,8 +34,8 @@ from gradacc_lessons.demos.loops import (
     scheduler_per_micro_batch_loop,
     scheduler_per_step_loop,
     weight_by_samples_loop,
-    weight_by_tokens_loop,
 )
+from gradacc_lessons.device import seeded
 from gradacc_lessons.models import MLP, TinySequenceModel
 
 
@@ -77,12 +78,10 @@ def uneven_sizes(batch: int, accumulation_steps: int, spread: float, seed: int =
     >>> sum(uneven_sizes(64, 4, spread=0.9))
     64
     """
-    if not 1 <= accumulation_steps <= batch:
-        raise ValueError(
-            f"accumulation_steps must be between 1 and batch={batch}, got {accumulation_steps}"
-        )
-    if not 0.0 <= spread < 1.0:
-        raise ValueError(f"spread must be at least 0 and below 1, got {spread}")
+    batch = as_count("batch", batch)
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps, 1, batch)
+    spread = as_fraction("spread", spread, one_allowed=False)
+    seed = as_count("seed", seed, minimum=0)
     generator = torch.Generator().manual_seed(seed)
     shares = 1 + spread * (
         2 * torch.rand(accumulation_steps, generator=generator, dtype=torch.float64) - 1
@@ -111,13 +110,16 @@ def classification_problem(
     samples: int = 64, seed: int = 0, dtype: torch.dtype = torch.float64
 ) -> tuple[torch.nn.Module, torch.Tensor, torch.Tensor]:
     """A small MLP and a 4-class problem of `samples` points, in `dtype`."""
+    samples, seed = as_count("samples", samples), as_count("seed", seed, minimum=0)
     x, y = make_classification(samples=samples, features=20, classes=4, seed=seed, dtype=dtype)
-    torch.manual_seed(seed)
-    return MLP(20, 4, hidden=32).to(dtype), x, y
+    with seeded(seed):
+        model = MLP(20, 4, hidden=32).to(dtype)
+    return model, x, y
 
 
 def record(loop, model, loss_fn, micro_batches, accumulation_steps, **extras) -> StepRecorder:
     """Run `loop` with a StepRecorder as its optimizer; return the recorder."""
+    as_count("accumulation_steps", accumulation_steps)
     recorder = StepRecorder(model)
     result = loop(model, recorder, loss_fn, micro_batches, accumulation_steps, **extras)
     recorder.logged = result
@@ -127,6 +129,10 @@ def record(loop, model, loss_fn, micro_batches, accumulation_steps, **extras) ->
 
 def window_errors(recorder: StepRecorder, references: list[dict]) -> list[float]:
     """L2 relative error of each recorded step against its window's reference gradient."""
+    if not isinstance(recorder, StepRecorder) or not references:
+        raise ValueError(
+            "window_errors needs a StepRecorder and references, one gradient dict per window"
+        )
     if len(recorder.gradients) != len(references):
         raise ValueError(f"{len(recorder.gradients)} steps recorded, {len(references)} expected")
     return [relative_error(ref, got) for ref, got in zip(references, recorder.gradients)]
@@ -150,6 +156,7 @@ def compute_uneven_damage(sizes: tuple[int, ...] = (24, 24, 16), seed: int = 0) 
     >>> compute_uneven_damage((8, 8)).broken < 1e-12
     True
     """
+    as_counts("sizes", sizes)
     model, x, y = classification_problem(sum(sizes), seed)
     micro_batches = split_batch(x, y, sizes=list(sizes))
     return _gradient_damage(
@@ -163,29 +170,6 @@ def compute_uneven_damage(sizes: tuple[int, ...] = (24, 24, 16), seed: int = 0) 
     )
 
 
-def compute_token_damage(
-    lengths: torch.Tensor, accumulation_steps: int = 4, seed: int = 0
-) -> Damage:
-    """One window of padded sequences: token mean / N vs weight by tokens (float64).
-
-    >>> compute_token_damage(torch.tensor([5, 5, 5, 5]), accumulation_steps=2).broken < 1e-12
-    True
-    """
-    inputs, targets = make_sequences(lengths, seed=seed)
-    torch.manual_seed(seed)
-    model = TinySequenceModel().double()
-    micro_batches = split_batch(inputs, targets, accumulation_steps)
-    return _gradient_damage(
-        "token mean / N",
-        model,
-        token_loss,
-        micro_batches,
-        accumulation_steps,
-        divide_by_n_loop,
-        weight_by_tokens_loop,
-    )
-
-
 def compute_last_window_damage(
     micro_batch_count: int = 10, accumulation_steps: int = 4, size: int = 8, seed: int = 0
 ) -> Damage:
@@ -194,6 +178,9 @@ def compute_last_window_damage(
     >>> compute_last_window_damage(micro_batch_count=8, accumulation_steps=4).broken < 1e-12
     True
     """
+    as_count("micro_batch_count", micro_batch_count)
+    as_count("accumulation_steps", accumulation_steps)
+    as_count("size", size)
     model, x, y = classification_problem(micro_batch_count * size, seed)
     micro_batches = split_batch(x, y, sizes=[size] * micro_batch_count)
     return _gradient_damage(
@@ -217,6 +204,9 @@ def compute_clipping_damage(
     >>> compute_clipping_damage().broken > 0.01
     True
     """
+    as_positive("max_norm_fraction", max_norm_fraction)
+    as_count("accumulation_steps", accumulation_steps)
+    as_count("size", size)
     model, x, y = classification_problem(accumulation_steps * size, seed)
     loss_fn = torch.nn.functional.cross_entropy
     full = full_batch_gradients(model, loss_fn, x, y)
@@ -243,6 +233,9 @@ def compute_logging_damage(
     >>> compute_logging_damage().fixed < 1e-12
     True
     """
+    as_count("micro_batch_count", micro_batch_count)
+    as_count("accumulation_steps", accumulation_steps)
+    as_count("size", size)
     model, x, y = classification_problem(micro_batch_count * size, seed)
     loss_fn = torch.nn.functional.cross_entropy
     micro_batches = split_batch(x, y, sizes=[size] * micro_batch_count)
@@ -260,6 +253,7 @@ def compute_logging_damage(
 
 def warmup(warmup_steps: int):
     """A linear warm-up over `warmup_steps` scheduler steps, for LambdaLR."""
+    warmup_steps = as_count("warmup_steps", warmup_steps)
     return lambda step: min(1.0, (step + 1) / warmup_steps)
 
 
@@ -274,6 +268,10 @@ def compute_schedules(
     >>> s["full"], s["fixed"]
     ([0.25, 0.5, 0.75], [0.25, 0.5, 0.75])
     """
+    as_count("windows", windows)
+    as_count("accumulation_steps", accumulation_steps)
+    as_count("size", size)
+    as_count("warmup_steps", warmup_steps)
     model, x, y = classification_problem(windows * accumulation_steps * size, seed=0)
     loss_fn = torch.nn.functional.cross_entropy
     micro_batches = split_batch(x, y, sizes=[size] * (windows * accumulation_steps))
@@ -300,6 +298,8 @@ def schedule_damage(schedules: dict) -> Damage:
     >>> schedule_damage({"full": [0.5, 1.0], "broken": [1.0, 1.0], "fixed": [0.5, 1.0]}).broken
     1.0
     """
+    if not isinstance(schedules, dict) or not schedules:
+        raise ValueError(f"schedules must be what compute_schedules returns, got {schedules!r}")
 
     def worst(lrs):
         return max(abs(a - b) / b for a, b in zip(lrs, schedules["full"]))
@@ -316,6 +316,8 @@ def compute_reduction_errors(accumulation_steps: int = 4, samples: int = 64) -> 
     >>> errors["sum loss, no scaling"] < 1e-12 < errors["sum loss, divided by N"]
     True
     """
+    as_count("accumulation_steps", accumulation_steps)
+    as_count("samples", samples)
     model, x, y = classification_problem(samples)
     mean_loss = torch.nn.functional.cross_entropy
 
@@ -343,6 +345,7 @@ def uneven_errors(sizes: list[int], seed: int = 0) -> dict[str, float]:
     >>> uneven_errors([24, 24, 16])["naive"] > 0.01
     True
     """
+    sizes = as_counts("sizes", sizes)
     model, x, y = classification_problem(sum(sizes), seed)
     loss_fn = torch.nn.functional.cross_entropy
     full = full_batch_gradients(model, loss_fn, x, y)
@@ -368,6 +371,13 @@ def compute_uneven_curves(
     >>> curves["spread"]["naive"][0] < 1e-12
     True
     """
+    as_counts("ns", ns)
+    if not spreads:
+        raise ValueError("spreads must hold at least one spread from 0 to below 1")
+    for value in (*spreads, spread):
+        as_fraction("spreads", value, one_allowed=False)
+    as_count("accumulation_steps", accumulation_steps)
+    as_count("batch", batch)
     by_n = [uneven_errors(uneven_sizes(batch, n, spread)) for n in ns]
     by_spread = [uneven_errors(uneven_sizes(batch, accumulation_steps, s)) for s in spreads]
     return {
@@ -395,6 +405,10 @@ def compute_token_errors(
     >>> errors["buggy"] < 1e-12 and errors["fixed"] < 1e-12
     True
     """
+    as_fraction("spread", spread)
+    as_count("accumulation_steps", accumulation_steps)
+    as_count("samples", samples)
+    as_count("mean_length", mean_length)
     lengths = make_lengths(samples, mean_length, spread, seed=seed, sort=sort)
     return token_errors_for_lengths(lengths, accumulation_steps, seed=seed)
 
@@ -411,9 +425,10 @@ def token_errors_for_lengths(lengths: torch.Tensor, accumulation_steps: int, see
     >>> errors["tokens_per_micro_batch"], errors["buggy"] > 0.1, errors["fixed"] < 1e-12
     ([2, 16], True, True)
     """
+    as_count("accumulation_steps", accumulation_steps)
     inputs, targets = make_sequences(lengths, seed=seed)
-    torch.manual_seed(seed)
-    model = TinySequenceModel().double()
+    with seeded(seed):
+        model = TinySequenceModel().double()
     full = full_batch_gradients(model, token_loss, inputs, targets)
     buggy = accumulated_gradients(
         model, token_loss, inputs, targets, accumulation_steps, normalize="naive"

@@ -11,6 +11,8 @@ memory that `no_sync` costs under FSDP.
 
 from __future__ import annotations
 
+from gradacc_lessons.checks import as_count
+
 STAGES = {0: "DDP (no sharding)", 1: "ZeRO-1", 2: "ZeRO-2", 3: "ZeRO-3 / FSDP"}
 
 
@@ -29,10 +31,11 @@ def sharded_bytes(
     >>> sharded_bytes(1000, world_size=4, stage=3, no_sync=True)["gradients"]
     4000.0
     """
-    if stage not in STAGES:
+    if isinstance(stage, bool) or stage not in STAGES:
         raise ValueError(f"stage must be one of {sorted(STAGES)}, got {stage!r}")
-    if not isinstance(world_size, int) or world_size < 1:
-        raise ValueError(f"world_size must be a positive integer, got {world_size!r}")
+    world_size, parameters = as_count("world_size", world_size), as_count("parameters", parameters)
+    bytes_per_value = as_count("bytes_per_value", bytes_per_value, fix="4 for float32")
+    optimizer_values = as_count("optimizer_values", optimizer_values, 0, fix="2 for Adam")
     full = float(parameters * bytes_per_value)
     shard = full / world_size
     gradients_sharded = stage >= 2 and not no_sync  # no_sync keeps the full gradient
@@ -44,7 +47,12 @@ def sharded_bytes(
 
 
 def sharding_table(parameters: int, world_size: int, bytes_per_value: int = 4) -> str:
-    """Per-process GiB for each stage, with and without no_sync, as a text table."""
+    """Per-process GiB for each stage, with and without no_sync, as a text table.
+
+    >>> sharding_table(10**9, 8).splitlines()[0].split()
+    ['params', 'grads', 'optim', 'total', 'no_sync']
+    """
+    as_count("bytes_per_value", bytes_per_value, fix="4 for float32")
     lines = [f"{'':<18}{'params':>8}{'grads':>8}{'optim':>8}{'total':>8}{'no_sync':>9}"]
     for stage, name in STAGES.items():
         parts = sharded_bytes(parameters, world_size, stage, False, bytes_per_value)

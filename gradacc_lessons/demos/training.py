@@ -18,9 +18,11 @@ from dataclasses import dataclass, field
 import torch
 from torch.nn import functional as F
 
-from gradacc_lessons.accumulate import Event, train_accumulated
+from gradacc_lessons.accumulate import Event, check_batch, train_accumulated
+from gradacc_lessons.checks import as_choice, as_count, as_fraction
 from gradacc_lessons.compare import parameters_of, relative_error
 from gradacc_lessons.data import load_digits
+from gradacc_lessons.device import seeded
 from gradacc_lessons.models import MLP
 
 RUNS = ("large batch", "accumulated", "small batch")
@@ -89,8 +91,8 @@ def split_digits(
     (1500, 297)
     """
     x, y = load_digits(dtype=dtype)
-    if not 1 <= train_samples < len(x):
-        raise ValueError(f"train_samples must be between 1 and {len(x) - 1}, got {train_samples}")
+    train_samples = as_count("train_samples", train_samples, 1, len(x) - 1, "the rest is tested")
+    seed = as_count("seed", seed, minimum=0)
     order = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
     train, test = order[:train_samples], order[train_samples:]
     return x[train], y[train], x[test], y[test]
@@ -105,6 +107,9 @@ def lr_factor(step: int, total_steps: int, warmup: float = 0.1) -> float:
     >>> [round(lr_factor(s, 10, warmup=0.2), 3) for s in (0, 1, 2, 6, 10)]
     [0.5, 1.0, 1.0, 0.5, 0.0]
     """
+    step = as_count("step", step, minimum=0)
+    total_steps = as_count("total_steps", total_steps)
+    warmup = as_fraction("warmup", warmup, "a fraction of the run")
     warmup_steps = max(1, round(warmup * total_steps))
     if step < warmup_steps:
         return (step + 1) / warmup_steps
@@ -118,6 +123,8 @@ def run_shape(name: str, config: TrainingConfig) -> tuple[int, int]:
     >>> run_shape("accumulated", TrainingConfig(batch=128, micro_batch=32))
     (32, 4)
     """
+    as_choice("name", name, RUNS)
+    _check_config(config)
     shapes = {
         "large batch": (config.batch, 1),
         "accumulated": (config.micro_batch, config.accumulation_steps),
@@ -135,11 +142,14 @@ def train_run(name: str, config: TrainingConfig | None = None) -> Curves:
     >>> len(run.train_loss), len(run.test_accuracy)  # 256 / 128 steps, one epoch
     (2, 1)
     """
+    as_choice("name", name, RUNS)
+    if config is not None:
+        _check_config(config)
     config = config or TrainingConfig()
     micro_batch, accumulation_steps = run_shape(name, config)
     x_train, y_train, x_test, y_test = split_digits(config.train_samples, config.seed, config.dtype)
-    torch.manual_seed(config.seed)  # the same initial weights in every run
-    model = MLP(64, 10, hidden=config.hidden).to(config.dtype)
+    with seeded(config.seed):  # the same initial weights in every run
+        model = MLP(64, 10, hidden=config.hidden).to(config.dtype)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.lr, weight_decay=config.weight_decay
     )
@@ -181,21 +191,12 @@ def evaluate(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[
     >>> accuracy in (0.0, 100.0)
     True
     """
+    check_batch(x, y, ("x", "y"))
     with torch.no_grad():
         logits = model(x)
         loss = F.cross_entropy(logits, y).item()
         accuracy = 100.0 * (logits.argmax(-1) == y).double().mean().item()
     return loss, accuracy
-
-
-def train_all(config: TrainingConfig | None = None) -> dict[str, Curves]:
-    """The three runs of lesson 5, by name.
-
-    >>> runs = train_all(TrainingConfig(epochs=1, train_samples=256))
-    >>> {name: len(run.train_loss) for name, run in runs.items()}
-    {'large batch': 2, 'accumulated': 2, 'small batch': 8}
-    """
-    return {name: train_run(name, config) for name in RUNS}
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,7 @@ def run_difference(a: Curves, b: Curves) -> RunDifference:
     >>> run_difference(large, accumulated).parameters < 1e-12
     True
     """
+    _check_curves("a", a), _check_curves("b", b)
     same_steps = len(a.train_loss) == len(b.train_loss)
     return RunDifference(
         train_loss=_max_abs(a.train_loss, b.train_loss) if same_steps else None,
@@ -235,3 +237,15 @@ def run_difference(a: Curves, b: Curves) -> RunDifference:
 
 def _max_abs(a: Sequence[float], b: Sequence[float]) -> float:
     return max(abs(u - v) for u, v in zip(a, b))
+
+
+def _check_config(config) -> TrainingConfig:
+    if not isinstance(config, TrainingConfig):
+        raise ValueError(f"config must be a TrainingConfig, got {config!r}")
+    return config
+
+
+def _check_curves(name: str, curves) -> Curves:
+    if not isinstance(curves, Curves):
+        raise ValueError(f"{name} must be the Curves of a run (train_run), got {curves!r}")
+    return curves

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import html
 import io
-from typing import Callable
+from collections.abc import Callable
 
 import ipywidgets as widgets
 import matplotlib.pyplot as plt
@@ -21,7 +21,13 @@ import torch
 from IPython.display import Image, display
 from torch import nn
 
-from gradacc_lessons.accumulate import accumulated_gradients, full_batch_gradients, split_batch
+from gradacc_lessons.accumulate import (
+    accumulated_gradients,
+    check_batch,
+    full_batch_gradients,
+    split_batch,
+)
+from gradacc_lessons.checks import as_count, as_fraction, as_positive
 from gradacc_lessons.compare import accumulation_errors, compare_tensors
 from gradacc_lessons.demos.pitfalls import compute_token_errors
 from gradacc_lessons.figures.plots import plot_errors
@@ -35,6 +41,7 @@ def accumulation_explorer(model, loss_fn, inputs, targets, max_n: int = 16) -> w
     The numbers come from `accumulation_errors` and `compare_tensors`, tested on their
     own; the browser tests move the slider.
     """
+    max_n = as_count("max_n", max_n, 1, check_batch(inputs, targets), "N up to the batch size")
     # A snapshot: later cells of the lesson train `model`; the explorer must not follow it.
     model = copy.deepcopy(model)
     inputs, targets = inputs.clone(), targets.clone()
@@ -82,6 +89,9 @@ def spread_report(spread: float, errors: dict) -> str:
       token mean / N (buggy):       7.00% gradient error
       weighted by tokens (fixed):   5.0e-16 gradient error
     """
+    as_fraction("spread", spread)
+    if not {"buggy", "fixed", "tokens_per_micro_batch"} <= set(errors):
+        raise ValueError(f"errors must be what compute_token_errors returns, got {errors!r}")
     return (
         f"spread of lengths {spread:.2f}: real tokens per micro-batch "
         f"{errors['tokens_per_micro_batch']}\n"
@@ -92,6 +102,7 @@ def spread_report(spread: float, errors: dict) -> str:
 
 def spread_explorer(accumulation_steps: int = 4, sort: bool = False) -> widgets.VBox:
     """A slider for the spread of sequence lengths; below it the buggy and the fixed errors."""
+    as_count("accumulation_steps", accumulation_steps, 1, 32)
     slider = widgets.FloatSlider(
         value=0.5, min=0.0, max=1.0, step=0.1, description="spread", continuous_update=False
     )
@@ -128,6 +139,8 @@ def describe_plan(
     >>> "1 step" in describe_plan(model, opt, torch.nn.CrossEntropyLoss(), x, y, 16, 1.0)
     True
     """
+    as_count("effective_batch", effective_batch)
+    as_positive("budget_mib", budget_mib, "a memory budget in MiB")
     budget = round(budget_mib * MiB)
     try:
         plan = plan_accumulation(
@@ -158,6 +171,15 @@ def budget_slider(
     value_mib: float | None = None,
 ) -> widgets.VBox:
     """A slider over (low, high, step) MiB of budget, and the plan that fits each value."""
+    if len(budgets_mib) != 3 or not 0 < budgets_mib[0] < budgets_mib[1]:
+        raise ValueError(
+            f"budgets_mib must be (low, high, step) in MiB with 0 < low < high, got {budgets_mib!r}"
+        )
+    as_positive("budgets_mib", budgets_mib[2])
+    if not budgets_mib[0] <= as_positive("value_mib", value_mib) <= budgets_mib[1]:
+        raise ValueError(
+            f"value_mib must lie between low and high of budgets_mib, got {value_mib!r}"
+        )
     low, high, step = budgets_mib
     slider = widgets.FloatSlider(
         value=value_mib if value_mib is not None else (low + high) / 2,

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator
 
 from gradacc_lessons.accumulate import Event
+from gradacc_lessons.checks import as_positive
 from gradacc_lessons.demos.training import METRICS
 from gradacc_lessons.memory import LABELS, MemoryReport
 from gradacc_lessons.timing import TimingResult
@@ -48,8 +49,11 @@ def axes_for(ax, size=(5, 3)):
     [5.0, 3.0]
     """
     if ax is None:
-        fig, ax = plt.subplots(figsize=size, layout="constrained")
+        width, height = (as_positive("size", value, "(width, height) in inches") for value in size)
+        fig, ax = plt.subplots(figsize=(width, height), layout="constrained")
         return fig, ax
+    if not hasattr(ax, "figure"):
+        raise ValueError(f"ax must be a matplotlib Axes or None, got {ax!r}")
     return ax.figure, ax
 
 
@@ -60,6 +64,7 @@ def plot_timeline(events: Sequence[Event], ax=None):
     >>> ax.get_xlabel()
     'order of events'
     """
+    _non_empty("events", events)
     fig, ax = axes_for(ax, size=(8, 3))
     rows = [kind for kind in TIMELINE_ROWS if any(e.kind == kind for e in events)]
     for window in sorted({e.window for e in events}):
@@ -113,6 +118,8 @@ def plot_errors(
     >>> ax.get_xlabel(), ax.get_yscale()
     ('N', 'log')
     """
+    _non_empty("series", series)
+    _non_empty("x", x)
     fig, ax = axes_for(ax)
     for (label, values), (colour, dash, marker) in zip(series.items(), _STYLES * 2):
         ys = [max(v, FLOOR) for v in values]
@@ -140,6 +147,7 @@ def plot_lr_schedules(schedules: dict[str, Sequence[float]], ax=None):
     >>> ax.get_xlabel()
     'samples seen'
     """
+    _non_empty("schedules", schedules)
     fig, ax = axes_for(ax)
     labels = {
         "full": "full batch (intended)",
@@ -192,6 +200,7 @@ def plot_memory_breakdown(
     >>> ax.get_xlabel(), ax.get_ylabel()
     ('micro-batch size (samples)', 'memory (KiB)')
     """
+    _non_empty("measured", measured)
     fig, ax = axes_for(ax)
     unit, scale = _unit(
         max(max(r.peak_bytes, r.floor_bytes + r.activation_bytes) for r in measured)
@@ -226,6 +235,7 @@ def plot_peak_vs_steps(reports: Sequence[MemoryReport], ax=None, title: str | No
     >>> ax.get_xlabel()
     'accumulation steps N'
     """
+    _non_empty("reports", reports)
     fig, ax = axes_for(ax)
     unit, scale = _unit(max(r.peak_bytes for r in reports))
     steps = [r.accumulation_steps for r in reports]
@@ -251,6 +261,8 @@ def plot_time_vs_steps(result: TimingResult, ax=None):
     >>> ax.get_ylabel()
     'time / time at N = 1'
     """
+    if not isinstance(result, TimingResult):
+        raise ValueError(f"result must be a TimingResult (time_effective_batch), got {result!r}")
     fig, ax = axes_for(ax)
     steps, base = result.accumulation_steps, result.accumulated_seconds[0]
     ax.plot(steps, result.slowdown, "-o", color="tab:blue",
@@ -282,6 +294,7 @@ def plot_curves(runs: Sequence, metric: str = "train_loss", ax=None):
     ('epochs', ['small batch'])
     >>> import matplotlib.pyplot as plt; plt.close(fig)
     """
+    _non_empty("runs", runs)
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {tuple(METRICS)}, got {metric!r}")
     fig, ax = axes_for(ax)
@@ -295,3 +308,8 @@ def plot_curves(runs: Sequence, metric: str = "train_loss", ax=None):
     ax.set_ylabel(METRICS[metric])
     ax.legend()
     return fig, ax
+
+
+def _non_empty(name: str, values) -> None:
+    if values is None or len(values) == 0:
+        raise ValueError(f"{name} must hold something to draw, got {values!r}")

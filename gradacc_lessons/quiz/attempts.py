@@ -19,12 +19,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Optional, Union
 
 from gradacc_lessons.quiz.language import Words
 from gradacc_lessons.quiz.questions import LETTERS, AnyQuestion, Prediction, Question
 
-Answer = Optional[Union[int, float]]  # a choice's index, a typed number, or None (no answer)
+Answer = int | float | None  # a choice's index, a typed number, or None (no answer)
 
 # What a check leads to: "empty" (nothing to check), "right", "hint" (first wrong answer),
 # "answer" (the answer is shown).

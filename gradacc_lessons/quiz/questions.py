@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from typing import Union
 
 LETTERS = "ABCDEFGH"
 
@@ -59,7 +58,7 @@ class Prediction:
     faq: int | None = None
 
 
-AnyQuestion = Union[Question, Prediction]
+AnyQuestion = Question | Prediction
 
 QUESTIONS: tuple[AnyQuestion, ...] = (
     # --- the FAQ of the course's source guide, in its order ---

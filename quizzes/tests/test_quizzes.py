@@ -354,6 +354,7 @@ def test_release_has_no_solution_no_hidden_test_no_rubric(generated, release, so
 # --- the class run ----------------------------------------------------------------------
 
 
+@pytest.mark.benchmark  # a wall-clock bound: make bench, never make test
 def test_one_submission_autogrades_quickly(graded):
     assert graded["one"].returncode == 0, graded["one"].stderr[-3000:]
     print(f"autograding one gradacc_faq submission took {graded['one_seconds']:.1f} s")

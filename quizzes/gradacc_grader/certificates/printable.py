@@ -8,7 +8,7 @@ signed JSON file is the proof.
 from __future__ import annotations
 
 import functools
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 
 import segno
@@ -41,7 +41,7 @@ def write_printable(record: dict, verify_url: str, path: Path, fonts: dict) -> N
     pdf = FPDF(orientation="landscape", unit="mm", format="A4")
     pdf.set_creator("gradacc-certify")
     # dated the day of issue, not the day of writing: the same certificate, the same bytes
-    issued = datetime.combine(date.fromisoformat(record["date"]), time(), timezone.utc)
+    issued = datetime.combine(date.fromisoformat(record["date"]), time(), UTC)
     pdf.set_creation_date(issued)
     pdf.set_title(f"Certificate {record['id']}")
     pdf.set_margins(MARGIN, MARGIN)

@@ -1,0 +1,56 @@
+"""The one execution helper (tools/notebooks.py): values from the kernel, and failures that
+name the notebook and the cell instead of hanging."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+
+from tools.notebooks import NotebookError, execute_notebook
+
+pytestmark = pytest.mark.slow  # each test starts a kernel
+
+
+def notebook(folder, name: str, *sources: str):
+    path = folder / name
+    nbformat.write(
+        nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources]), path
+    )
+    return path
+
+
+def test_values_come_from_the_kernel_and_the_notebook_keeps_its_cells(tmp_path, capfd):
+    path = notebook(tmp_path, "sum.ipynb", "x = 41 + 1", "print('done')")
+    run = execute_notebook(path, values=["x", "[x, x / 2]"])
+    assert run.values == {"x": 42, "[x, x / 2]": [42, 21.0]}
+    assert [c.source for c in run.notebook.cells] == ["x = 41 + 1", "print('done')"]
+    assert run.notebook.cells[1].outputs[0]["text"] == "done\n"
+    # The kernel talks over IPC: ipykernel warns on stderr about TCP only.
+    assert "without encryption" not in capfd.readouterr().err
+
+
+def test_a_cell_past_its_timeout_names_the_notebook_and_the_cell(tmp_path):
+    path = notebook(tmp_path, "slow.ipynb", "import time", "time.sleep(60)")
+    with pytest.raises(
+        NotebookError, match=r"slow\.ipynb, cell 1 \('time\.sleep\(60\)'\), ran past 3 s"
+    ):
+        execute_notebook(path, cell_timeout=3)
+
+
+def test_a_failing_cell_names_the_notebook_the_cell_and_the_error(tmp_path):
+    path = notebook(tmp_path, "error.ipynb", "1 / 0")
+    with pytest.raises(NotebookError, match=r"error\.ipynb, cell 0 .* raised ZeroDivisionError"):
+        execute_notebook(path)
+
+
+def test_a_kernel_that_never_answers_fails_at_start_up(tmp_path, monkeypatch):
+    spec = tmp_path / "kernels" / "mute"
+    spec.mkdir(parents=True)
+    argv = ["python3", "-c", "import time; time.sleep(60)", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "mute"}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+    path = notebook(tmp_path, "any.ipynb", "1")
+    with pytest.raises(NotebookError, match=r"any\.ipynb: the kernel did not start within 2 s"):
+        execute_notebook(path, startup_timeout=2, kernel="mute")

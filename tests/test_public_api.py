@@ -1,0 +1,840 @@
+"""Every public function of the student package: bad input raises a ValueError naming the
+argument, and a call leaves global state (random streams, threads, BatchNorm buffers) alone.
+
+The public functions are discovered, not listed: a new function without bad-input cases
+and a side-effect call here makes `test_every_public_function_is_covered` fail.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import pkgutil
+import random
+
+import matplotlib
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import gradacc_lessons
+from gradacc_lessons import (
+    accumulate,
+    checks,
+    compare,
+    data,
+    device,
+    display,
+    memory,
+    planner,
+    precision,
+    timing,
+)
+from gradacc_lessons.demos import (
+    batchnorm,
+    checkpointing,
+    distributed,
+    dropout,
+    frameworks,
+    loops,
+    pitfalls,
+    sharding,
+    training,
+)
+from gradacc_lessons.figures import explorers, plots
+from gradacc_lessons.quiz import attempts, language, questions, selfcheck
+
+matplotlib.use("Agg")
+
+
+def public_functions() -> dict[str, object]:
+    """{"module.function": function} for every public function the package defines."""
+    found = {}
+    for info in pkgutil.walk_packages(gradacc_lessons.__path__, "gradacc_lessons."):
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            public = inspect.isfunction(value) and not name.startswith("_")
+            if public and value.__module__ == module.__name__:
+                found[f"{info.name.removeprefix('gradacc_lessons.')}.{name}"] = value
+    return found
+
+
+# --- small, valid arguments ------------------------------------------------------------
+
+X, Y = torch.randn(8, 4, generator=torch.Generator().manual_seed(1)), torch.arange(8) % 3
+Q = questions.question("l1_scale")  # a multiple-choice question
+P = questions.question("l1_predict_steps")  # a prediction (a number)
+EN = language.words_for("en")
+A = attempts.Attempt()
+
+
+def recipe(**changes) -> frameworks.Recipe:
+    ids, labels = frameworks.make_chunks("abcdefgh" * 4, " abcdefgh", 4, 6)
+    return frameworks.Recipe(ids, labels, **{"micro_batch": 2, "accumulation_steps": 2, **changes})
+
+
+def bn_model() -> nn.Module:
+    """A model whose BatchNorm buffers show whether a function trained it on the side."""
+    return nn.Sequential(nn.Linear(4, 6), nn.BatchNorm1d(6), nn.ReLU(), nn.Linear(6, 3))
+
+
+def sgd(model: nn.Module) -> torch.optim.Optimizer:
+    return torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def pairs(count: int = 4) -> list:
+    return accumulate.split_batch(X, Y, count)
+
+
+def within(context, call):
+    with context:
+        return call()
+
+
+def plain() -> nn.Module:
+    with device.seeded(0):
+        return nn.Linear(4, 3)
+
+
+NO_ARGUMENTS = {  # nothing a learner could pass wrongly
+    "device.pick_device",
+    "demos.batchnorm.single_sample_error",
+    "quiz.questions.faq_questions",
+    "quiz.questions.lesson_questions",
+    "quiz.questions.self_study_questions",
+    "quiz.selfcheck.widgets_can_render",
+    "demos.frameworks.zen_of_python",
+    "demos.frameworks.framework_defaults",
+    "demos.frameworks.versions",
+    "quiz.attempts.is_question",  # a predicate: any object is a fair question to it
+}
+
+# name -> [(argument the message must name, a call with a bad value of it)]
+BAD = {
+    "accumulate.split_batch": [
+        ("accumulation_steps", lambda: accumulate.split_batch(X, Y, True)),
+        ("accumulation_steps", lambda: accumulate.split_batch(X, Y, 0)),
+        ("accumulation_steps", lambda: accumulate.split_batch(X, Y, 9)),
+        ("sizes", lambda: accumulate.split_batch(X, Y, sizes=[])),
+        ("sizes", lambda: accumulate.split_batch(X, Y, sizes=[8, 0])),
+        ("targets", lambda: accumulate.split_batch(X, Y[:3], 2)),
+    ],
+    "accumulate.full_batch_gradients": [
+        ("targets", lambda: accumulate.full_batch_gradients(plain(), F.cross_entropy, X, Y[:2])),
+        ("loss_fn", lambda: accumulate.full_batch_gradients(plain(), "mse", X, Y)),
+    ],
+    "accumulate.accumulated_gradients": [
+        ("normalize", lambda: accumulate.accumulated_gradients(
+            plain(), F.cross_entropy, X, Y, 2, normalize="mean")),
+        ("accumulation_steps", lambda: accumulate.accumulated_gradients(
+            plain(), F.cross_entropy, X, Y, False)),
+        ("ignore_index", lambda: accumulate.accumulated_gradients(
+            plain(), F.cross_entropy, X, Y, 2, normalize="tokens", ignore_index=None)),
+    ],
+    "accumulate.count_tokens": [
+        ("ignore_index", lambda: accumulate.count_tokens(Y, ignore_index=True)),
+        ("targets", lambda: accumulate.count_tokens([1, 2])),
+    ],
+    "accumulate.token_loss": [("logits", lambda: accumulate.token_loss(X, Y))],
+    "accumulate.train_accumulated": [
+        ("max_grad_norm", lambda: accumulate.train_accumulated(
+            plain(), sgd(plain()), F.cross_entropy, pairs(), 2, max_grad_norm=-1.0)),
+        ("max_grad_norm", lambda: accumulate.train_accumulated(
+            plain(), sgd(plain()), F.cross_entropy, pairs(), 2, max_grad_norm=0)),
+        ("accumulation_steps", lambda: accumulate.train_accumulated(
+            plain(), sgd(plain()), F.cross_entropy, pairs(), True)),
+        ("micro_batches", lambda: accumulate.train_accumulated(
+            plain(), sgd(plain()), F.cross_entropy, [], 2)),
+    ],
+    "accumulate.windows": [("accumulation_steps", lambda: accumulate.windows(range(4), 0))],
+    "accumulate.merge_windows": [
+        ("micro_batches", lambda: accumulate.merge_windows([], 2)),
+        ("accumulation_steps", lambda: accumulate.merge_windows(pairs(), 2.5)),
+    ],
+    "accumulate.check_batch": [("inputs", lambda: accumulate.check_batch([1, 2], Y))],
+    "accumulate.buffers_kept": [("model", lambda: accumulate.buffers_kept("model").__enter__())],
+    "accumulate.scalar_loss": [
+        ("loss_fn", lambda: accumulate.scalar_loss(None, X, Y)),
+        ("loss_fn", lambda: accumulate.scalar_loss(nn.MSELoss(reduction="none"), X, X)),
+    ],
+    "checks.as_count": [("steps", lambda: checks.as_count("steps", True))],
+    "checks.as_positive": [("norm", lambda: checks.as_positive("norm", float("nan")))],
+    "checks.as_fraction": [("spread", lambda: checks.as_fraction("spread", -0.1))],
+    "checks.as_counts": [("sizes", lambda: checks.as_counts("sizes", "12"))],
+    "checks.as_choice": [("kind", lambda: checks.as_choice("kind", "rnn", ("mlp", "cnn")))],
+    "compare.relative_error": [
+        ("reference", lambda: compare.relative_error([X], {"w": X})),
+        ("both sides", lambda: compare.relative_error({"w": X}, {"v": X})),
+        ("nothing to compare", lambda: compare.relative_error({}, {})),
+    ],
+    "compare.compare_tensors": [("shape", lambda: compare.compare_tensors({"w": X}, {"w": Y}))],
+    "compare.parameters_of": [("model", lambda: compare.parameters_of({"w": X}))],
+    "compare.accumulation_errors": [
+        ("ns", lambda: compare.accumulation_errors(plain(), F.cross_entropy, X, Y, [])),
+        ("ns", lambda: compare.accumulation_errors(plain(), F.cross_entropy, X, Y, [1, True])),
+        ("normalize", lambda: compare.accumulation_errors(
+            plain(), F.cross_entropy, X, Y, [1], normalize="tokenz")),
+    ],
+    "data.load_digits": [("dtype", lambda: data.load_digits(dtype=torch.int64))],
+    "data.make_classification": [
+        ("samples", lambda: data.make_classification(samples=0)),
+        ("classes", lambda: data.make_classification(classes=True)),
+        ("seed", lambda: data.make_classification(seed=-1)),
+    ],
+    "data.make_lengths": [
+        ("spread", lambda: data.make_lengths(4, 10, spread=2.0)),
+        ("mean_length", lambda: data.make_lengths(4, 0, spread=0.5)),
+        ("samples", lambda: data.make_lengths(-4, 10, spread=0.5)),
+    ],
+    "data.make_sequences": [
+        ("vocab", lambda: data.make_sequences(torch.tensor([3, 2]), vocab=1)),
+        ("lengths", lambda: data.make_sequences(torch.tensor([3, 0]))),
+        ("lengths", lambda: data.make_sequences([3, 2])),
+    ],
+    "demos.batchnorm.digits_problem": [
+        ("kind", lambda: batchnorm.digits_problem("rnn")),
+        ("samples", lambda: batchnorm.digits_problem(samples=0)),
+    ],
+    "demos.batchnorm.biases_before_batchnorm": [
+        ("model", lambda: batchnorm.biases_before_batchnorm("mlp"))
+    ],
+    "demos.batchnorm.gradient_error": [
+        ("accumulation_steps", lambda: batchnorm.gradient_error("mlp", "layer", 0)),
+        ("norm", lambda: batchnorm.gradient_error("mlp", "instance", 2)),
+    ],
+    "demos.batchnorm.compute_batchnorm_errors": [
+        ("ns", lambda: batchnorm.compute_batchnorm_errors(ns=())),
+        ("samples", lambda: batchnorm.compute_batchnorm_errors(ns=(1,), samples=True)),
+    ],
+    "demos.batchnorm.compute_fixes": [
+        ("accumulation_steps", lambda: batchnorm.compute_fixes(accumulation_steps=-2)),
+    ],
+    "demos.batchnorm.forward_difference": [
+        ("accumulation_steps", lambda: batchnorm.forward_difference("mlp", "batch", 0)),
+    ],
+    "demos.batchnorm.compensating_momentum": [
+        ("momentum", lambda: batchnorm.compensating_momentum(1.5, 2)),
+        ("accumulation_steps", lambda: batchnorm.compensating_momentum(0.1, 0)),
+    ],
+    "demos.batchnorm.running_stats_error": [
+        ("accumulation_steps", lambda: batchnorm.running_stats_error(0)),
+        ("momentum", lambda: batchnorm.running_stats_error(2, momentum=0.0)),
+    ],
+    "demos.batchnorm.compute_running_stats": [
+        ("ns", lambda: batchnorm.compute_running_stats(ns=[])),
+    ],
+    "demos.checkpointing.block_forwards_per_step": [
+        ("model", lambda: checkpointing.block_forwards_per_step(plain(), X, Y)),
+    ],
+    "demos.checkpointing.compare_memory_levers": [
+        ("accumulation_steps", lambda: checkpointing.compare_memory_levers(X, Y, ())),
+        ("depth", lambda: checkpointing.compare_memory_levers(X, Y, (1,), depth=0)),
+    ],
+    "demos.checkpointing.levers_table": [("rows", lambda: checkpointing.levers_table([]))],
+    "demos.distributed.effective_batch": [
+        ("world_size", lambda: distributed.effective_batch(0, 4, 2)),
+        ("accumulation_steps", lambda: distributed.effective_batch(2, 4, True)),
+    ],
+    "demos.distributed.make_model": [("config", lambda: distributed.make_model({}))],
+    "demos.distributed.make_data": [("config", lambda: distributed.make_data(None))],
+    "demos.distributed.rank_micro_batches": [
+        ("rank", lambda: distributed.rank_micro_batches(X, Y, 0, 5, distributed.DDPConfig())),
+        ("window", lambda: distributed.rank_micro_batches(X, Y, -1, 0, distributed.DDPConfig())),
+    ],
+    "demos.distributed.train_full_batch": [("config", lambda: distributed.train_full_batch(2))],
+    "demos.distributed.token_mean_gradients": [
+        ("config", lambda: distributed.token_mean_gradients("config"))
+    ],
+    "demos.distributed.counting_allreduce_hook": [
+        ("counter", lambda: distributed.counting_allreduce_hook(None, None))
+    ],
+    "demos.distributed.micro_batch_step": [
+        ("mode", lambda: distributed.micro_batch_step(None, X, Y, 1.0, "sometimes", False))
+    ],
+    "demos.distributed.train_ddp": [
+        ("mode", lambda: distributed.train_ddp(distributed.DDPConfig(), 0, "often")),
+        ("rank", lambda: distributed.train_ddp(distributed.DDPConfig(), 7, "no_sync")),
+    ],
+    "demos.distributed.global_token_count": [
+        ("valid_tokens", lambda: distributed.global_token_count(-3))
+    ],
+    "demos.distributed.make_token_data": [
+        ("rank", lambda: distributed.make_token_data(distributed.DDPConfig(), True))
+    ],
+    "demos.distributed.token_gradients": [
+        ("recipe", lambda: distributed.token_gradients(distributed.DDPConfig(), 0, "mean"))
+    ],
+    "demos.distributed.run_ddp": [
+        ("config", lambda: distributed.run_ddp({"world_size": 2})),
+        ("timeout_s", lambda: distributed.run_ddp(timeout_s=0)),
+    ],
+    "demos.dropout.with_masks": [
+        ("model", lambda: dropout.with_masks(X, plain(), seed=0)),
+        ("seed", lambda: dropout.with_masks(X, dropout.DropoutMLP(4, 3), seed=-1)),
+    ],
+    "demos.dropout.compute_dropout_comparison": [
+        ("seeds", lambda: dropout.compute_dropout_comparison(seeds=0)),
+    ],
+    **{
+        f"demos.loops.{name}": [
+            ("accumulation_steps", lambda loop=loop, extra=extra: loop(
+                plain(), sgd(plain()), F.cross_entropy, pairs(), 0, *extra)),
+            ("micro_batches", lambda loop=loop, extra=extra: loop(
+                plain(), sgd(plain()), F.cross_entropy, [], 2, *extra)),
+        ]
+        for name, loop, extra in [
+            ("textbook_loop", loops.textbook_loop, ()),
+            ("off_by_one_loop", loops.off_by_one_loop, ()),
+            ("divide_by_n_loop", loops.divide_by_n_loop, ()),
+            ("weight_by_samples_loop", loops.weight_by_samples_loop, ()),
+            ("weight_by_tokens_loop", loops.weight_by_tokens_loop, ()),
+            ("last_window_loop", loops.last_window_loop, ()),
+            ("scheduler_per_micro_batch_loop", loops.scheduler_per_micro_batch_loop, (None,)),
+            ("scheduler_per_step_loop", loops.scheduler_per_step_loop, (None,)),
+            ("clip_per_micro_batch_loop", loops.clip_per_micro_batch_loop, (1.0,)),
+            ("clip_once_loop", loops.clip_once_loop, (1.0,)),
+            ("log_last_micro_batch_loop", loops.log_last_micro_batch_loop, ()),
+            ("log_window_loss_loop", loops.log_window_loss_loop, ()),
+        ]
+    },
+    "demos.loops.full_batch_loop": [
+        ("batches", lambda: loops.full_batch_loop(plain(), sgd(plain()), F.cross_entropy, [])),
+    ],
+    "demos.loops.count_steps": [("train", lambda: loops.count_steps(sgd(plain()), None))],
+    "demos.pitfalls.uneven_sizes": [
+        ("accumulation_steps", lambda: pitfalls.uneven_sizes(8, True, 0.5)),
+        ("spread", lambda: pitfalls.uneven_sizes(8, 2, 1.0)),
+        ("batch", lambda: pitfalls.uneven_sizes(0, 2, 0.5)),
+    ],
+    "demos.pitfalls.classification_problem": [
+        ("samples", lambda: pitfalls.classification_problem(samples=0)),
+    ],
+    "demos.pitfalls.record": [
+        ("accumulation_steps", lambda: pitfalls.record(
+            loops.textbook_loop, plain(), F.cross_entropy, pairs(), 0)),
+    ],
+    "demos.pitfalls.window_errors": [
+        ("references", lambda: pitfalls.window_errors(pitfalls.StepRecorder(plain()), [])),
+    ],
+    "demos.pitfalls.compute_uneven_damage": [
+        ("sizes", lambda: pitfalls.compute_uneven_damage(sizes=(24, 0))),
+    ],
+    "demos.pitfalls.compute_last_window_damage": [
+        ("micro_batch_count", lambda: pitfalls.compute_last_window_damage(micro_batch_count=0)),
+    ],
+    "demos.pitfalls.compute_clipping_damage": [
+        ("max_norm_fraction", lambda: pitfalls.compute_clipping_damage(max_norm_fraction=-0.2)),
+    ],
+    "demos.pitfalls.compute_logging_damage": [
+        ("size", lambda: pitfalls.compute_logging_damage(size=0)),
+    ],
+    "demos.pitfalls.warmup": [("warmup_steps", lambda: pitfalls.warmup(0))],
+    "demos.pitfalls.compute_schedules": [
+        ("windows", lambda: pitfalls.compute_schedules(windows=0)),
+    ],
+    "demos.pitfalls.schedule_damage": [("schedules", lambda: pitfalls.schedule_damage({}))],
+    "demos.pitfalls.compute_reduction_errors": [
+        ("accumulation_steps", lambda: pitfalls.compute_reduction_errors(accumulation_steps=0)),
+    ],
+    "demos.pitfalls.uneven_errors": [("sizes", lambda: pitfalls.uneven_errors([]))],
+    "demos.pitfalls.compute_uneven_curves": [
+        ("ns", lambda: pitfalls.compute_uneven_curves(ns=())),
+        ("spreads", lambda: pitfalls.compute_uneven_curves(spreads=(1.5,))),
+    ],
+    "demos.pitfalls.compute_token_errors": [
+        ("spread", lambda: pitfalls.compute_token_errors(spread=-1.0)),
+        ("samples", lambda: pitfalls.compute_token_errors(0.5, samples=True)),
+    ],
+    "demos.pitfalls.token_errors_for_lengths": [
+        ("accumulation_steps", lambda: pitfalls.token_errors_for_lengths(
+            torch.tensor([2, 3]), accumulation_steps=0)),
+    ],
+    "demos.sharding.sharded_bytes": [
+        ("parameters", lambda: sharding.sharded_bytes(-10, 2, 1)),
+        ("world_size", lambda: sharding.sharded_bytes(10, True, 1)),
+        ("stage", lambda: sharding.sharded_bytes(10, 2, 4)),
+    ],
+    "demos.sharding.sharding_table": [
+        ("bytes_per_value", lambda: sharding.sharding_table(10, 2, bytes_per_value=0)),
+    ],
+    "demos.training.split_digits": [("train_samples", lambda: training.split_digits(0))],
+    "demos.training.lr_factor": [
+        ("total_steps", lambda: training.lr_factor(1, 0)),
+        ("warmup", lambda: training.lr_factor(1, 10, warmup=1.5)),
+        ("step", lambda: training.lr_factor(-1, 10)),
+    ],
+    "demos.training.run_shape": [
+        ("name", lambda: training.run_shape("huge batch", training.TrainingConfig())),
+        ("config", lambda: training.run_shape("accumulated", {})),
+    ],
+    "demos.training.train_run": [("name", lambda: training.train_run("tiny batch"))],
+    "demos.training.evaluate": [("y", lambda: training.evaluate(plain(), X, Y[:2]))],
+    "demos.training.run_difference": [("a", lambda: training.run_difference(None, None))],
+    "device.make_repeatable": [
+        ("seed", lambda: device.make_repeatable(seed=-1)),
+        ("threads", lambda: device.make_repeatable(threads=0)),
+    ],
+    "device.seeded": [("seed", lambda: device.seeded(1.5).__enter__())],
+    "display.widget_bundle": [
+        ("fallback_html", lambda: display.widget_bundle(None, "")),
+        ("widget", lambda: display.widget_bundle("widget", "<p>x</p>")),
+    ],
+    "display.show_widget": [("fallback_html", lambda: display.show_widget(None, "  "))],
+    "figures.explorers.accumulation_explorer": [
+        ("max_n", lambda: explorers.accumulation_explorer(plain(), F.cross_entropy, X, Y, 0)),
+        ("max_n", lambda: explorers.accumulation_explorer(plain(), F.cross_entropy, X, Y, 9)),
+    ],
+    "figures.explorers.spread_report": [
+        ("spread", lambda: explorers.spread_report(3.0, {})),
+        ("errors", lambda: explorers.spread_report(0.5, {})),
+    ],
+    "figures.explorers.spread_explorer": [
+        ("accumulation_steps", lambda: explorers.spread_explorer(accumulation_steps=0)),
+    ],
+    "figures.explorers.describe_plan": [
+        ("budget_mib", lambda: explorers.describe_plan(
+            plain(), sgd(plain()), F.cross_entropy, X, Y, 8, -1.0)),
+        ("effective_batch", lambda: explorers.describe_plan(
+            plain(), sgd(plain()), F.cross_entropy, X, Y, 0, 1.0)),
+    ],
+    "figures.explorers.budget_slider": [
+        ("budgets_mib", lambda: explorers.budget_slider(
+            plain(), sgd(plain()), F.cross_entropy, X, Y, 8, [], 1.0)),
+        ("value_mib", lambda: explorers.budget_slider(
+            plain(), sgd(plain()), F.cross_entropy, X, Y, 8, (0.5, 2.0, 0.5), -1.0)),
+    ],
+    "figures.plots.axes_for": [("size", lambda: plots.axes_for(None, size=(0, 3)))],
+    "figures.plots.plot_timeline": [("events", lambda: plots.plot_timeline([]))],
+    "figures.plots.plot_errors": [
+        ("series", lambda: plots.plot_errors([1, 2], {}, "N")),
+        ("x", lambda: plots.plot_errors([], {"a": []}, "N")),
+    ],
+    "figures.plots.plot_lr_schedules": [("schedules", lambda: plots.plot_lr_schedules({}))],
+    "figures.plots.plot_memory_breakdown": [
+        ("measured", lambda: plots.plot_memory_breakdown([]))
+    ],
+    "figures.plots.plot_peak_vs_steps": [("reports", lambda: plots.plot_peak_vs_steps([]))],
+    "figures.plots.plot_time_vs_steps": [("result", lambda: plots.plot_time_vs_steps([1.0]))],
+    "figures.plots.plot_curves": [
+        ("runs", lambda: plots.plot_curves([])),
+        ("metric", lambda: plots.plot_curves([training.Curves("a")], metric="speed")),
+    ],
+    "memory.measure_training_memory": [
+        ("accumulation_steps", lambda: memory.measure_training_memory(
+            plain(), sgd(plain()), F.cross_entropy, X, Y, 0)),
+        ("optimizer", lambda: memory.measure_training_memory(
+            plain(), "adam", F.cross_entropy, X, Y)),
+    ],
+    "memory.activation_bytes_per_sample": [
+        ("sample_targets", lambda: memory.activation_bytes_per_sample(
+            plain(), F.cross_entropy, X, Y[:1])),
+    ],
+    "memory.estimate_training_memory": [
+        ("micro_batch", lambda: memory.estimate_training_memory(plain(), sgd(plain()), True, 8.0)),
+        ("activation_bytes_per_sample", lambda: memory.estimate_training_memory(
+            plain(), sgd(plain()), 4, -8.0)),
+    ],
+    "memory.optimizer_state_multiplier": [
+        ("optimizer", lambda: memory.optimizer_state_multiplier("sgd")),
+    ],
+    "memory.optimizer_state_bytes": [("optimizer", lambda: memory.optimizer_state_bytes(None))],
+    "memory.repeat_samples": [
+        ("size", lambda: memory.repeat_samples(X, 0)),
+        ("samples", lambda: memory.repeat_samples(X[:0], 3)),
+    ],
+    "memory.format_bytes": [
+        ("size", lambda: memory.format_bytes(-512)),
+        ("size", lambda: memory.format_bytes("512")),
+    ],
+    "memory.memory_by_micro_batch": [
+        ("sizes", lambda: memory.memory_by_micro_batch(
+            plain(), sgd(plain()), F.cross_entropy, X, Y, [])),
+        ("sizes", lambda: memory.memory_by_micro_batch(
+            plain(), sgd(plain()), F.cross_entropy, X, Y, [2, 99])),
+    ],
+    "memory.memory_by_accumulation_steps": [
+        ("steps", lambda: memory.memory_by_accumulation_steps(
+            plain(), sgd(plain()), F.cross_entropy, X, Y, [0])),
+    ],
+    "planner.plan_accumulation": [
+        ("memory_budget", lambda: planner.plan_accumulation(
+            plain(), sgd(plain()), F.cross_entropy, X, Y, 8, -1)),
+        ("effective_batch", lambda: planner.plan_accumulation(
+            plain(), sgd(plain()), F.cross_entropy, X, Y, np.float64(8), 10**6)),
+    ],
+    "precision.precision_for": [("device", lambda: precision.precision_for("tpu9"))],
+    "precision.mixed_precision_gradients": [
+        ("dtype", lambda: precision.mixed_precision_gradients(
+            plain(), F.cross_entropy, X, Y, 2, dtype=torch.float64)),
+        ("accumulation_steps", lambda: precision.mixed_precision_gradients(
+            plain(), F.cross_entropy, X, Y, 0)),
+    ],
+    "precision.train_mixed_precision": [
+        ("max_grad_norm", lambda: precision.train_mixed_precision(
+            plain(), sgd(plain()), F.cross_entropy, pairs(), 2, max_grad_norm=-1.0)),
+        ("micro_batches", lambda: precision.train_mixed_precision(
+            plain(), sgd(plain()), F.cross_entropy, [], 2)),
+    ],
+    "quiz.questions.questions_for": [
+        ("lesson", lambda: questions.questions_for(True)),
+        ("lesson", lambda: questions.questions_for(99)),
+    ],
+    "quiz.questions.question": [("id", lambda: questions.question("no-such-question"))],
+    "quiz.attempts.is_right": [("answer", lambda: attempts.is_right(Q, 99))],
+    "quiz.attempts.check": [("attempt", lambda: attempts.check(Q, None, 0))],
+    "quiz.attempts.show_answer": [("attempt", lambda: attempts.show_answer("tried"))],
+    "quiz.attempts.score_text": [("total", lambda: attempts.score_text([A], -1, EN))],
+    "quiz.attempts.feedback": [("kind", lambda: attempts.feedback(Q, A, "maybe", 0, EN))],
+    "quiz.attempts.tolerance_text": [("question", lambda: attempts.tolerance_text(Q, EN))],
+    "quiz.attempts.format_number": [("value", lambda: attempts.format_number("12"))],
+    "quiz.attempts.parse_answer": [("text", lambda: attempts.parse_answer(Q, 3, EN))],
+    # the learner's typed text: the message, in the quiz's language, quotes it
+    "quiz.attempts.parse_number": [("twelve", lambda: attempts.parse_number("twelve", EN))],
+    "quiz.language.words_for": [("lang", lambda: language.words_for("fr"))],
+    "quiz.language.translated": [("lang", lambda: language.translated(Q, "de"))],
+    "quiz.selfcheck.draw": [("seed", lambda: selfcheck.draw([Q], seed=True))],
+    "quiz.selfcheck.quiz_text": [("questions", lambda: selfcheck.quiz_text([]))],
+    "quiz.selfcheck.run_text_quiz": [("questions", lambda: selfcheck.run_text_quiz([]))],
+    "quiz.selfcheck.build_quiz": [("questions", lambda: selfcheck.build_quiz([]))],
+    "quiz.selfcheck.language_switch": [("lang", lambda: selfcheck.language_switch({}, "en"))],
+    "quiz.selfcheck.quiz_html": [("lang", lambda: selfcheck.quiz_html([Q], lang="xx"))],
+    "quiz.selfcheck.self_check": [("questions", lambda: selfcheck.self_check([]))],
+    "demos.frameworks.make_vocabulary": [("text", lambda: frameworks.make_vocabulary(""))],
+    "demos.frameworks.encode": [("text", lambda: frameworks.encode("xyz", " ab"))],
+    "demos.frameworks.make_chunks": [
+        ("count", lambda: frameworks.make_chunks("abc", " abc", True, 1)),
+        ("length", lambda: frameworks.make_chunks("abc", " abc", 1, 0)),
+    ],
+    "demos.frameworks.make_padded_lines": [
+        ("count", lambda: frameworks.make_padded_lines("ab", " ab", 0)),
+    ],
+    "demos.frameworks.tiny_causal_lm": [
+        ("vocab_size", lambda: frameworks.tiny_causal_lm(0)),
+        ("kind", lambda: frameworks.tiny_causal_lm(9, kind="rnn")),
+    ],
+    "demos.frameworks.describe": [("model", lambda: frameworks.describe("gpt2"))],
+    "demos.frameworks.next_token_targets": [
+        ("labels", lambda: frameworks.next_token_targets([1, 2]))
+    ],
+    "demos.frameworks.causal_loss": [("targets", lambda: frameworks.causal_loss(X, [1]))],
+    **{
+        f"demos.frameworks.{name}": [("recipe", lambda name=name: getattr(frameworks, name)(
+            plain(), {"micro_batch": 2}))]
+        for name in ["train_full_batch", "train_course", "train_textbook", "train_hf_trainer",
+                     "train_accelerate", "train_lightning", "measure"]
+    },
+    "demos.frameworks.token_count_table": [
+        ("recipe", lambda: frameworks.token_count_table(None, {})),
+    ],
+    "demos.frameworks.logged_loss_table": [
+        ("measurement", lambda: frameworks.logged_loss_table({})),
+    ],
+    "demos.frameworks.schedule_table": [("runs", lambda: frameworks.schedule_table())],
+    "timing.time_effective_batch": [
+        ("repeats", lambda: timing.time_effective_batch(
+            plain(), sgd(plain()), F.cross_entropy, X, Y, [1, 2], repeats=0)),
+        ("accumulation_steps", lambda: timing.time_effective_batch(
+            plain(), sgd(plain()), F.cross_entropy, X, Y, [])),
+    ],
+}  # fmt: skip
+
+
+def test_every_public_function_is_covered():
+    found = set(public_functions())
+    assert found - set(BAD) - NO_ARGUMENTS == set(), "public functions without bad-input cases"
+    assert found - set(CALLS) - NOT_CALLED.keys() == set(), "public functions without a call"
+    assert set(BAD) | set(CALLS) <= found, "cases for functions that are gone"
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_input_raises_a_value_error_naming_the_argument(name):
+    for argument, call in BAD[name]:
+        with pytest.raises(ValueError) as raised:
+            call()
+        assert argument in str(raised.value), f"{name}: {raised.value}"
+
+
+# --- a valid call of each function leaves global state alone --------------------------
+
+NOT_CALLED = {  # name -> why no test calls it here (where else it is exercised)
+    "device.make_repeatable": "it changes the seeds and the threads: its name says so",
+    "demos.distributed.counting_allreduce_hook": "needs a process group (test_distributed)",
+    "demos.distributed.micro_batch_step": "needs a DDP model (test_distributed)",
+    "demos.distributed.train_ddp": "needs a process group (test_distributed)",
+    "demos.distributed.global_token_count": "needs a process group (test_distributed)",
+    "demos.distributed.token_gradients": "needs a process group (test_distributed)",
+    "demos.distributed.run_ddp": "starts processes (test_distributed, marker distributed)",
+    "quiz.selfcheck.run_text_quiz": "reads answers from input() (test_selfcheck)",
+    **{
+        f"demos.frameworks.{name}": "trains for seconds, most with a framework (test_frameworks)"
+        for name in [
+            "train_full_batch",
+            "train_course",
+            "train_textbook",
+            "train_hf_trainer",
+            "train_accelerate",
+            "train_lightning",
+            "measure",
+            "token_count_table",
+            "logged_loss_table",
+            "schedule_table",
+            "framework_defaults",
+            "versions",
+        ]
+    },
+    "demos.training.train_run": "trains for seconds (test_training)",
+}
+
+BN = bn_model()  # every call below that takes a model gets this one, in train mode
+LOOP_EXTRAS = {"clip_per_micro_batch_loop": (1.0,), "clip_once_loop": (1.0,)}
+
+
+def with_scheduler(loop):
+    model = plain()
+    optimizer = sgd(model)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 1.0)
+    return loop(model, optimizer, F.cross_entropy, pairs(), 2, scheduler)
+
+
+CALLS = {
+    "accumulate.split_batch": lambda: accumulate.split_batch(X, Y, np.int64(2)),
+    "accumulate.full_batch_gradients": lambda: accumulate.full_batch_gradients(
+        BN, F.cross_entropy, X, Y),
+    "accumulate.accumulated_gradients": lambda: accumulate.accumulated_gradients(
+        BN, F.cross_entropy, X, Y, 4),
+    "accumulate.count_tokens": lambda: accumulate.count_tokens(Y),
+    "accumulate.token_loss": lambda: accumulate.token_loss(torch.zeros(2, 3, 4), Y[:6].view(2, 3)),
+    "accumulate.train_accumulated": lambda: accumulate.train_accumulated(
+        plain(), sgd(plain()), F.cross_entropy, pairs(), 2, max_grad_norm=1.0),
+    "accumulate.windows": lambda: list(accumulate.windows(range(5), 2)),
+    "accumulate.merge_windows": lambda: accumulate.merge_windows(pairs(), 2),
+    "accumulate.check_batch": lambda: accumulate.check_batch(X, Y),
+    "accumulate.buffers_kept": lambda: within(accumulate.buffers_kept(BN), lambda: BN(X)),
+    "accumulate.scalar_loss": lambda: accumulate.scalar_loss(F.cross_entropy, plain()(X), Y),
+    "checks.as_count": lambda: checks.as_count("n", 3),
+    "checks.as_positive": lambda: checks.as_positive("x", 0.5),
+    "checks.as_fraction": lambda: checks.as_fraction("x", 0.5),
+    "checks.as_counts": lambda: checks.as_counts("n", [1, 2]),
+    "checks.as_choice": lambda: checks.as_choice("n", "a", "ab"),
+    "compare.relative_error": lambda: compare.relative_error({"w": X}, {"w": X}),
+    "compare.compare_tensors": lambda: compare.compare_tensors({"w": X}, {"w": X}),
+    "compare.parameters_of": lambda: compare.parameters_of(BN),
+    "compare.accumulation_errors": lambda: compare.accumulation_errors(
+        BN, F.cross_entropy, X, Y, [2, 4]),
+    "data.load_digits": lambda: data.load_digits(),
+    "data.make_classification": lambda: data.make_classification(samples=np.int32(10)),
+    "data.make_lengths": lambda: data.make_lengths(4, 10, spread=0.5),
+    "data.make_sequences": lambda: data.make_sequences(torch.tensor([3, 1])),
+    "demos.batchnorm.digits_problem": lambda: batchnorm.digits_problem(samples=8),
+    "demos.batchnorm.biases_before_batchnorm": lambda: batchnorm.biases_before_batchnorm(BN),
+    "demos.batchnorm.gradient_error": lambda: batchnorm.gradient_error("mlp", "batch", 2, 8),
+    "demos.batchnorm.compute_batchnorm_errors": lambda: batchnorm.compute_batchnorm_errors(
+        (1, 2), 8),
+    "demos.batchnorm.compute_fixes": lambda: batchnorm.compute_fixes(2, 8),
+    "demos.batchnorm.forward_difference": lambda: batchnorm.forward_difference(
+        "cnn", "batch", 2, 8),
+    "demos.batchnorm.compensating_momentum": lambda: batchnorm.compensating_momentum(0.1, 4),
+    "demos.batchnorm.running_stats_error": lambda: batchnorm.running_stats_error(2, samples=8),
+    "demos.batchnorm.compute_running_stats": lambda: batchnorm.compute_running_stats((2,)),
+    "demos.batchnorm.single_sample_error": batchnorm.single_sample_error,
+    "demos.checkpointing.block_forwards_per_step": lambda: checkpointing.block_forwards_per_step(
+        within(device.seeded(0), lambda: checkpointing.DeepMLP(4, 3, width=8, depth=1)), X, Y),
+    "demos.checkpointing.compare_memory_levers": lambda: checkpointing.compare_memory_levers(
+        X, Y, (2,), width=8, depth=1),
+    "demos.checkpointing.levers_table": lambda: checkpointing.levers_table(
+        [checkpointing.LeverRow(True, 2, 10, 5, 2.0)]),
+    "demos.distributed.effective_batch": lambda: distributed.effective_batch(2, 4, 2),
+    "demos.distributed.make_model": lambda: distributed.make_model(distributed.DDPConfig()),
+    "demos.distributed.make_data": lambda: distributed.make_data(distributed.DDPConfig()),
+    "demos.distributed.rank_micro_batches": lambda: distributed.rank_micro_batches(
+        *distributed.make_data(distributed.DDPConfig()), 0, 1, distributed.DDPConfig()),
+    "demos.distributed.train_full_batch": lambda: distributed.train_full_batch(
+        distributed.DDPConfig(windows=1)),
+    "demos.distributed.token_mean_gradients": lambda: distributed.token_mean_gradients(
+        distributed.DDPConfig()),
+    "demos.distributed.make_token_data": lambda: distributed.make_token_data(
+        distributed.DDPConfig(), 1),
+    "demos.dropout.with_masks": lambda: dropout.with_masks(
+        X, within(device.seeded(0), lambda: dropout.DropoutMLP(4, 3)), 0),
+    "demos.dropout.compute_dropout_comparison": lambda: dropout.compute_dropout_comparison(2),
+    **{
+        f"demos.loops.{name}": lambda name=name: getattr(loops, name)(
+            plain(), sgd(plain()), F.cross_entropy, pairs(), 2, *LOOP_EXTRAS.get(name, ()))
+        for name in [
+            "textbook_loop", "off_by_one_loop", "divide_by_n_loop", "weight_by_samples_loop",
+            "last_window_loop", "clip_per_micro_batch_loop", "clip_once_loop",
+            "log_last_micro_batch_loop", "log_window_loss_loop",
+        ]
+    },
+    "demos.loops.scheduler_per_micro_batch_loop": lambda: with_scheduler(
+        loops.scheduler_per_micro_batch_loop),
+    "demos.loops.scheduler_per_step_loop": lambda: with_scheduler(loops.scheduler_per_step_loop),
+    "demos.loops.weight_by_tokens_loop": lambda: loops.weight_by_tokens_loop(
+        plain(), sgd(plain()), F.cross_entropy, pairs(), 2),
+    "demos.loops.full_batch_loop": lambda: loops.full_batch_loop(
+        plain(), sgd(plain()), F.cross_entropy, pairs(2)),
+    "demos.loops.count_steps": lambda: loops.count_steps(sgd(plain()), lambda: None),
+    "demos.pitfalls.uneven_sizes": lambda: pitfalls.uneven_sizes(16, 4, 0.5),
+    "demos.pitfalls.classification_problem": lambda: pitfalls.classification_problem(16),
+    "demos.pitfalls.record": lambda: pitfalls.record(
+        loops.textbook_loop, plain(), F.cross_entropy, pairs(), 2),
+    "demos.pitfalls.window_errors": lambda: pitfalls.window_errors(
+        pitfalls.record(loops.textbook_loop, plain(), F.cross_entropy, pairs(), 4),
+        [accumulate.full_batch_gradients(plain(), F.cross_entropy, X, Y)]),
+    "demos.pitfalls.compute_uneven_damage": lambda: pitfalls.compute_uneven_damage((6, 2)),
+    "demos.pitfalls.compute_last_window_damage": lambda: pitfalls.compute_last_window_damage(
+        5, 2, 4),
+    "demos.pitfalls.compute_clipping_damage": lambda: pitfalls.compute_clipping_damage(size=4),
+    "demos.pitfalls.compute_logging_damage": lambda: pitfalls.compute_logging_damage(4, 2, 4),
+    "demos.pitfalls.warmup": lambda: pitfalls.warmup(4)(2),
+    "demos.pitfalls.compute_schedules": lambda: pitfalls.compute_schedules(2, 2, 4, 2),
+    "demos.pitfalls.schedule_damage": lambda: pitfalls.schedule_damage(
+        pitfalls.compute_schedules(2, 2, 4, 2)),
+    "demos.pitfalls.compute_reduction_errors": lambda: pitfalls.compute_reduction_errors(2, 8),
+    "demos.pitfalls.uneven_errors": lambda: pitfalls.uneven_errors([6, 2]),
+    "demos.pitfalls.compute_uneven_curves": lambda: pitfalls.compute_uneven_curves(
+        (2,), (0.0,), 0.5, 2, 8),
+    "demos.pitfalls.compute_token_errors": lambda: pitfalls.compute_token_errors(
+        0.5, 2, samples=4, mean_length=3),
+    "demos.pitfalls.token_errors_for_lengths": lambda: pitfalls.token_errors_for_lengths(
+        torch.tensor([1, 3]), 2),
+    "demos.sharding.sharded_bytes": lambda: sharding.sharded_bytes(10, 2, 1),
+    "demos.sharding.sharding_table": lambda: sharding.sharding_table(10, 2),
+    "demos.training.split_digits": lambda: training.split_digits(64),
+    "demos.training.lr_factor": lambda: training.lr_factor(1, 10),
+    "demos.training.run_shape": lambda: training.run_shape(
+        "accumulated", training.TrainingConfig()),
+    "demos.training.evaluate": lambda: training.evaluate(BN.eval(), X, Y) and BN.train(),
+    "demos.training.run_difference": lambda: training.run_difference(
+        training.Curves("a", [1.0], [1.0], [0.1], [1], [1.0], [1.0], {"w": X}),
+        training.Curves("b", [1.0], [1.0], [0.1], [1], [1.0], [1.0], {"w": X})),
+    "device.pick_device": device.pick_device,
+    "device.seeded": lambda: within(device.seeded(2), lambda: torch.rand(3)),
+    "display.widget_bundle": lambda: display.widget_bundle(
+        explorers.widgets.Label("x"), "<p>x</p>"),
+    "display.show_widget": lambda: display.show_widget(explorers.widgets.Label("x"), "<p>x</p>"),
+    "figures.explorers.accumulation_explorer": lambda: explorers.accumulation_explorer(
+        BN, F.cross_entropy, X, Y, 4),
+    "figures.explorers.spread_report": lambda: explorers.spread_report(
+        0.5, {"buggy": 0.1, "fixed": 1e-16, "tokens_per_micro_batch": [3, 4]}),
+    "figures.explorers.spread_explorer": lambda: explorers.spread_explorer(2),
+    "figures.explorers.describe_plan": lambda: explorers.describe_plan(
+        BN, sgd(BN), F.cross_entropy, X, Y, 8, 1.0),
+    "figures.explorers.budget_slider": lambda: explorers.budget_slider(
+        BN, sgd(BN), F.cross_entropy, X, Y, 8, (0.5, 1.0, 0.25), 1.0),
+    "figures.plots.axes_for": lambda: plots.axes_for(None),
+    "figures.plots.plot_timeline": lambda: plots.plot_timeline([accumulate.Event("step", 0)]),
+    "figures.plots.plot_errors": lambda: plots.plot_errors([1, 2], {"a": [1e-3, 1e-2]}, "N"),
+    "figures.plots.plot_lr_schedules": lambda: plots.plot_lr_schedules({"a": [0.1, 0.2]}),
+    "figures.plots.plot_memory_breakdown": lambda: plots.plot_memory_breakdown(
+        [memory.measure_training_memory(BN, sgd(BN), F.cross_entropy, X, Y)]),
+    "figures.plots.plot_peak_vs_steps": lambda: plots.plot_peak_vs_steps(
+        memory.memory_by_accumulation_steps(BN, sgd(BN), F.cross_entropy, X, Y, [1, 2])),
+    "figures.plots.plot_time_vs_steps": lambda: plots.plot_time_vs_steps(
+        timing.time_effective_batch(BN, sgd(BN), F.cross_entropy, X, Y, [1, 2], 1)),
+    "figures.plots.plot_curves": lambda: plots.plot_curves(
+        [training.Curves("a", [1.0], [1.0], [0.1], [1], [1.0], [1.0], {"w": X})]),
+    "memory.measure_training_memory": lambda: memory.measure_training_memory(
+        BN, sgd(BN), F.cross_entropy, X, Y, 2),
+    "memory.activation_bytes_per_sample": lambda: memory.activation_bytes_per_sample(
+        BN, F.cross_entropy, X[:2], Y[:2]),
+    "memory.estimate_training_memory": lambda: memory.estimate_training_memory(
+        BN, sgd(BN), 4, 8.0),
+    "memory.optimizer_state_multiplier": lambda: memory.optimizer_state_multiplier(sgd(BN)),
+    "memory.optimizer_state_bytes": lambda: memory.optimizer_state_bytes(sgd(BN)),
+    "memory.repeat_samples": lambda: memory.repeat_samples(X, 10),
+    "memory.format_bytes": lambda: memory.format_bytes(3584),
+    "memory.memory_by_micro_batch": lambda: memory.memory_by_micro_batch(
+        BN, sgd(BN), F.cross_entropy, X, Y, [2, 8]),
+    "memory.memory_by_accumulation_steps": lambda: memory.memory_by_accumulation_steps(
+        BN, sgd(BN), F.cross_entropy, X, Y, [1, 2]),
+    "planner.plan_accumulation": lambda: planner.plan_accumulation(  # measures 1 sample: no BN
+        plain(), sgd(plain()), F.cross_entropy, X, Y, 8, 10**6),
+    "precision.precision_for": lambda: precision.precision_for("cpu"),
+    "precision.mixed_precision_gradients": lambda: precision.mixed_precision_gradients(
+        BN, F.cross_entropy, X, Y, 2),
+    "precision.train_mixed_precision": lambda: precision.train_mixed_precision(
+        plain(), sgd(plain()), F.cross_entropy, pairs(), 2, max_grad_norm=1.0),
+    "quiz.questions.questions_for": lambda: questions.questions_for(np.int64(1)),
+    "quiz.questions.faq_questions": questions.faq_questions,
+    "quiz.questions.lesson_questions": questions.lesson_questions,
+    "quiz.questions.self_study_questions": questions.self_study_questions,
+    "quiz.questions.question": lambda: questions.question(Q.id),
+    "quiz.attempts.is_right": lambda: attempts.is_right(Q, Q.answer),
+    "quiz.attempts.check": lambda: attempts.check(Q, A, 0),
+    "quiz.attempts.show_answer": lambda: attempts.show_answer(A),
+    "quiz.attempts.score_text": lambda: attempts.score_text([A], 3, EN),
+    "quiz.attempts.feedback": lambda: attempts.feedback(Q, A, "right", Q.answer, EN),
+    "quiz.attempts.tolerance_text": lambda: attempts.tolerance_text(P, EN),
+    "quiz.attempts.format_number": lambda: attempts.format_number(0.25),
+    "quiz.attempts.parse_answer": lambda: attempts.parse_answer(Q, "b", EN),
+    "quiz.attempts.parse_number": lambda: attempts.parse_number("12.5", EN),
+    "quiz.attempts.is_question": lambda: attempts.is_question(Q),
+    "quiz.language.words_for": lambda: language.words_for("yo"),
+    "quiz.language.translated": lambda: language.translated(Q, "en"),
+    "quiz.selfcheck.draw": lambda: selfcheck.draw([Q, P]),  # a fresh order: its own generator
+    "quiz.selfcheck.quiz_text": lambda: selfcheck.quiz_text([Q, P]),
+    "quiz.selfcheck.build_quiz": lambda: selfcheck.build_quiz([Q, P]),
+    "quiz.selfcheck.language_switch": lambda: selfcheck.language_switch(
+        {"en": selfcheck.build_quiz([Q]), "yo": selfcheck.build_quiz([Q], "yo")}, "en"),
+    "quiz.selfcheck.quiz_html": lambda: selfcheck.quiz_html([Q, P]),
+    "quiz.selfcheck.widgets_can_render": selfcheck.widgets_can_render,
+    "quiz.selfcheck.self_check": lambda: selfcheck.self_check([Q]),
+    "demos.frameworks.zen_of_python": frameworks.zen_of_python,
+    "demos.frameworks.make_vocabulary": lambda: frameworks.make_vocabulary("hello"),
+    "demos.frameworks.encode": lambda: frameworks.encode("hole", " ehlo"),
+    "demos.frameworks.make_chunks": lambda: frameworks.make_chunks("abcdefgh", " abcdefgh", 2, 3),
+    "demos.frameworks.make_padded_lines": lambda: frameworks.make_padded_lines(
+        "ab\nabcd", " abcd", 2),
+    "demos.frameworks.tiny_causal_lm": lambda: frameworks.tiny_causal_lm(9),
+    "demos.frameworks.describe": lambda: frameworks.describe(frameworks.tiny_causal_lm(9)),
+    "demos.frameworks.next_token_targets": lambda: frameworks.next_token_targets(
+        torch.tensor([[1, 2, 3]])),
+    "demos.frameworks.causal_loss": lambda: frameworks.causal_loss(
+        frameworks.tiny_causal_lm(9)(torch.tensor([[1, 2, 3]])), torch.tensor([[2, 3, -100]])),
+    "timing.time_effective_batch": lambda: timing.time_effective_batch(
+        BN, sgd(BN), F.cross_entropy, X, Y, [1, 2], 1),
+}  # fmt: skip
+
+
+def global_state() -> dict:
+    """What a package function must leave as it found it."""
+    return {
+        "torch random stream": torch.random.get_rng_state(),
+        "numpy random stream": np.random.get_state()[1].copy(),
+        "python random stream": random.getstate(),
+        "torch threads": torch.get_num_threads(),
+        "BatchNorm buffers": [b.clone() for b in BN.buffers()],
+        "BatchNorm train mode": BN.training,
+    }  # fmt: skip
+
+
+def same(a, b) -> bool:
+    if isinstance(a, torch.Tensor):
+        return torch.equal(a, b)
+    if isinstance(a, list) and a and isinstance(a[0], torch.Tensor):
+        return len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, np.ndarray):
+        return np.array_equal(a, b)
+    return a == b
+
+
+def no_redirection(*args):
+    raise AssertionError(f"a package function redirected a file descriptor: os.dup2{args}")
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_a_call_leaves_global_state_alone(name, monkeypatch):
+    torch.manual_seed(123)  # a state that no function resets to by chance
+    before = global_state()
+    monkeypatch.setattr(os, "dup2", no_redirection)  # stdout and stderr are the process's
+    result = CALLS[name]()
+    monkeypatch.undo()
+    after = global_state()
+    changed = [what for what in before if not same(before[what], after[what])]
+    assert changed == [], f"{name} changed {changed}"
+    del result
+    matplotlib.pyplot.close("all")
