@@ -1,6 +1,6 @@
 """Run a notebook headless, top to bottom, in its own folder: the course's one execution helper.
 
-The course runner (`tools.course`) and every notebook test call `execute_notebook`.
+The site builder (`tools.site`) and every notebook test call `execute_notebook`.
 """
 
 from __future__ import annotations
