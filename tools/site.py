@@ -24,7 +24,11 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def lesson_paths(root: Path = ROOT) -> list[Path]:
-    """The lessons, in reading order: notebooks/0*.ipynb."""
+    """The lessons, in reading order: notebooks/0*.ipynb.
+
+    >>> lesson_paths()[0].name
+    '01_accumulation_is_a_full_batch.ipynb'
+    """
     return sorted(root.glob("notebooks/0*.ipynb"))
 
 
@@ -34,11 +38,22 @@ def prepare_for_site(notebook, name: str):
     A cell the notebook shows collapsed (the setup cell) is collapsed on the page too. A
     widget output must carry a text/html fallback (`display.show_widget` adds it): a page
     cannot draw the live widget, so without one the reader would see an empty area.
+
+    >>> from nbformat.v4 import new_code_cell, new_notebook, new_output
+    >>> cell = new_code_cell("quiz()", metadata={"jupyter": {"source_hidden": True}})
+    >>> cell.outputs = [new_output("display_data", {WIDGET_VIEW: {}, "text/plain": "VBox()"})]
+    >>> prepare_for_site(new_notebook(cells=[cell]), "08_quiz.ipynb")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: 08_quiz.ipynb, cell 0: a widget without a static fallback; display it with ...
+    >>> cell.outputs[0].data["text/html"] = "<p>the quiz</p>"
+    >>> prepare_for_site(new_notebook(cells=[cell]), "08_quiz.ipynb").cells[0].metadata.tags
+    ['hide-input']
     """
     for index, cell in enumerate(notebook.cells):
         if cell.metadata.get("jupyter", {}).get("source_hidden"):
             tags = cell.metadata.setdefault("tags", [])
-            tags.extend(tag for tag in ["hide-input"] if tag not in tags)
+            if "hide-input" not in tags:  # MyST-NB's name for a folded cell source
+                tags.append("hide-input")
         for output in cell.get("outputs", []):
             data = output.get("data", {})
             if WIDGET_VIEW in data and "text/html" not in data:
@@ -50,18 +65,18 @@ def prepare_for_site(notebook, name: str):
     return notebook
 
 
-def stage(source: Path, root: Path = ROOT) -> None:
+def stage(source: Path) -> None:
     """Copy docs/'s pages and the instructors' guides into `source`, at their repository paths."""
     shutil.copytree(DOCS, source, ignore=shutil.ignore_patterns("conf.py", "__pycache__"))
-    for guide in sorted(root.glob("quizzes/*.md")):
+    for guide in sorted(ROOT.glob("quizzes/*.md")):
         (source / "quizzes").mkdir(exist_ok=True)
         shutil.copy2(guide, source / "quizzes" / guide.name)
 
 
-def execute_lessons(source: Path, root: Path = ROOT) -> None:
+def execute_lessons(source: Path) -> None:
     """Run each lesson and write it, ready for the site, to `source`/notebooks/."""
     (source / "notebooks").mkdir(parents=True, exist_ok=True)
-    for path in lesson_paths(root):
+    for path in lesson_paths():
         notebook, seconds = execute_notebook(path)
         print(f"{path.name:<45} executed in {seconds:5.1f} s", flush=True)
         nbformat.write(prepare_for_site(notebook, path.name), source / "notebooks" / path.name)
