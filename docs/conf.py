@@ -33,6 +33,8 @@ nb_ipywidgets_js = {}  # no widget scripts from a CDN
 html_theme = "sphinx_book_theme"
 html_title = "gradacc: gradient accumulation, measured"
 html_context = {"default_mode": "light"}  # an empty stored mode logs a console error otherwise
+html_static_path = ["_static"]
+html_css_files = ["gradacc.css"]  # the widgets' static snapshots: a margin, clickable summaries
 html_theme_options = {
     "repository_url": REPOSITORY.url,
     "repository_branch": REPOSITORY.branch,

@@ -67,7 +67,9 @@ def prepare_for_site(notebook, name: str):
 
 def stage(source: Path) -> None:
     """Copy docs/'s pages and the instructors' guides into `source`, at their repository paths."""
-    shutil.copytree(DOCS, source, ignore=shutil.ignore_patterns("conf.py", "__pycache__"))
+    shutil.copytree(
+        DOCS, source, ignore=shutil.ignore_patterns("conf.py", "_static", "__pycache__")
+    )
     for guide in sorted(ROOT.glob("quizzes/*.md")):
         (source / "quizzes").mkdir(exist_ok=True)
         shutil.copy2(guide, source / "quizzes" / guide.name)
