@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import argparse
+import posixpath
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -17,10 +19,13 @@ from pathlib import Path
 import nbformat
 
 from tools.notebooks import execute_notebook
+from tools.repository import Repository, course_repository
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# A markdown link (not an image) to a relative path: ](path) or ](path#anchor)
+_RELATIVE_LINK = re.compile(r"(?<!!)(\[[^\]]*\]\()(?![a-z]+:|#)([^)#\s]+)(#[^)\s]*)?\)")
 
 
 def lesson_paths(root: Path = ROOT) -> list[Path]:
@@ -65,14 +70,40 @@ def prepare_for_site(notebook, name: str):
     return notebook
 
 
+def link_repository_files(markdown: str, path: str, pages: set[str], repository: Repository) -> str:
+    """Point the links of the guide at `path` to files that are no page of the site at GitHub.
+
+    A guide links to the repository's files (`course/nbgrader_config.py`); the site holds
+    only its `pages` (paths from the root), so those links open the file in the repository.
+
+    >>> repo = Repository("https://github.com/me/c", "main")
+    >>> text = "[guide](GRADING.md#sandbox), [cfg](course/nbgrader_config.py), [up](../README.md)"
+    >>> print(link_repository_files(text, "quizzes/README.md", {"quizzes/GRADING.md"}, repo))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [guide](GRADING.md#sandbox), [cfg](https://github.com/me/c/blob/main/quizzes/course/nbgrader_config.py),
+    [up](https://github.com/me/c/blob/main/README.md)
+    """
+
+    def relink(match: re.Match) -> str:
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(path), match[2]))
+        if target in pages:
+            return match[0]
+        return f"{match[1]}{repository.url}/blob/{repository.branch}/{target}{match[3] or ''})"
+
+    return _RELATIVE_LINK.sub(relink, markdown)
+
+
 def stage(source: Path) -> None:
     """Copy docs/'s pages and the instructors' guides into `source`, at their repository paths."""
-    shutil.copytree(
-        DOCS, source, ignore=shutil.ignore_patterns("conf.py", "_static", "__pycache__")
-    )
-    for guide in sorted(ROOT.glob("quizzes/*.md")):
-        (source / "quizzes").mkdir(exist_ok=True)
-        shutil.copy2(guide, source / "quizzes" / guide.name)
+    ignore = shutil.ignore_patterns("conf.py", "_static", "__pycache__")
+    shutil.copytree(DOCS, source, ignore=ignore)
+    guides = [guide.relative_to(ROOT).as_posix() for guide in sorted(ROOT.glob("quizzes/*.md"))]
+    (source / "quizzes").mkdir(exist_ok=True)
+    for guide in guides:
+        text = link_repository_files(
+            (ROOT / guide).read_text(), guide, set(guides), course_repository()
+        )
+        (source / guide).write_text(text)
 
 
 def execute_lessons(source: Path) -> None:
