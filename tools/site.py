@@ -1,7 +1,9 @@
 """Build the course site: `python -m tools.site` (what `make site` runs), then open site/index.html.
 
 1. Run every lesson (notebooks/0*.ipynb) headless with tools/notebooks.py, the course's one
-   runner: the site shows the same outputs the tests check, and the time each lesson took.
+   runner, the one the notebook tests use, and print the time each lesson took. (MyST-NB can
+   execute too, but it would be a second runner, and its cache keys on the cells' source: a
+   change in gradacc_lessons would leave stale outputs on the site.)
 2. Stage the executed lessons beside docs/'s pages and the instructors' guides (quizzes/*.md),
    at the paths they have in the repository, so that a lesson's launch buttons open its file.
 3. Render them with Sphinx and MyST-NB (docs/conf.py); any Sphinx warning fails the build.
@@ -18,12 +20,12 @@ from pathlib import Path
 
 import nbformat
 
+from gradacc_lessons.display import WIDGET_VIEW
 from tools.notebooks import execute_notebook
 from tools.repository import Repository, course_repository
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # A markdown link (not an image) to a relative path: ](path) or ](path#anchor)
 _RELATIVE_LINK = re.compile(r"(?<!!)(\[[^\]]*\]\()(?![a-z]+:|#)([^)#\s]+)(#[^)\s]*)?\)")
 
