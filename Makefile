@@ -14,7 +14,7 @@ PYTEST_ARGS ?= -n 2 --dist loadfile
 # Jupyter refuses to run as root unless told to (containers, CI machines).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: install lab test check bench system-tools course quizzes grade lint clean
+.PHONY: install lab test check bench system-tools site quizzes grade lint clean
 
 # The student package (gradacc_lessons, with JupyterLab and the test tools) and the
 # instructor's package (quizzes/: the nbgrader builder and the sandboxed grader).
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml quizzes/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "torch==$(TORCH_VERSION)"
-	$(BIN)/python -m pip install --quiet -e ".[lab,dev,frameworks]" -e ./quizzes
+	$(BIN)/python -m pip install --quiet -e ".[lab,dev,frameworks,site]" -e ./quizzes
 	rm -f $(VENV)/.installed-*
 	touch $@
 
@@ -61,9 +61,9 @@ system-tools:
 browser: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -m browser
 
-## course: execute every lesson headless and render it to HTML under site/
-course: $(STAMP)
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tools.course notebooks site
+## site: execute every lesson headless and build the course site into site/ (open site/index.html)
+site: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tools.site
 
 ## quizzes: build the student versions of the nbgrader quizzes into quizzes/course/release/
 quizzes: $(STAMP)

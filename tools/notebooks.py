@@ -1,6 +1,7 @@
 """Run a notebook headless: the one execution helper of the course runner and of every test.
 
-`python -m tools.notebooks notebooks/01_*.ipynb` runs notebooks and prints each one's time.
+`python -m tools.notebooks notebooks/01_*.ipynb` runs notebooks and prints each one's time;
+the site builder (`tools.site`) and every notebook test call `execute_notebook`.
 
 Three things make a run you can rely on, on a busy machine too:
 

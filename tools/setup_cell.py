@@ -3,8 +3,8 @@
 Each notebook carries a copy of SETUP_CELL (a test checks that the copies are
 identical), because on Colab a notebook arrives alone and must install the course's
 package before importing it. The cell is collapsed in JupyterLab and Colab (its
-metadata), so that a lesson opens with its idea. After changing it, run
-`python -m tools.setup_cell notebooks/*.ipynb` to update every copy.
+metadata), so that a lesson opens with its idea. After changing it, or the repository in
+pyproject.toml's `[tool.gradacc]`, run `python -m tools.repository` to update every copy.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from pathlib import Path
 
 import nbformat
 
-COURSE_URL = "git+https://github.com/gradacc/gradacc.git"  # what Colab installs
+from tools.repository import course_repository
+
+COURSE_URL = course_repository().install_url  # what Colab installs: pyproject's [tool.gradacc]
 URL_VARIABLE = "GRADACC_INSTALL_URL"  # set it to install from elsewhere (a fork, a checkout)
 
 _INSTALL = f"""\

@@ -6,10 +6,14 @@ and to `figures.plots` (the drawings); the browser tests move its controls.
 - lesson 1: `accumulation_explorer`, N against the gradient error;
 - lesson 2: `spread_explorer`, the spread of sequence lengths against the token bug;
 - lesson 4: `budget_slider`, a memory budget against the plan that fits it.
+
+Each returns an `Explorer`: shown live where a kernel runs, and as a snapshot (its current
+text and figure, `static_view`) on a page rendered without one, such as the course site.
 """
 
 from __future__ import annotations
 
+import base64
 import copy
 import html
 import io
@@ -30,12 +34,55 @@ from gradacc_lessons.accumulate import (
 from gradacc_lessons.checks import as_count, as_fraction, as_positive
 from gradacc_lessons.compare import accumulation_errors, compare_tensors
 from gradacc_lessons.demos.pitfalls import compute_token_errors
+from gradacc_lessons.display import show_widget
 from gradacc_lessons.figures.plots import plot_errors
 from gradacc_lessons.memory import MiB
 from gradacc_lessons.planner import plan_accumulation
 
 
-def accumulation_explorer(model, loss_fn, inputs, targets, max_n: int = 16) -> widgets.VBox:
+class Explorer(widgets.VBox):
+    """An explorer's controls and output; `snapshot_html` is its current state as static HTML.
+
+    Displayed through `display.show_widget`: JupyterLab and Colab draw the live controls, a
+    page without a kernel shows the snapshot that the explorer's last update wrote.
+    """
+
+    snapshot_html = ""  # each explorer rewrites it whenever it redraws
+
+    def _ipython_display_(self):
+        show_widget(self, self.snapshot_html)
+
+
+def static_view(text: str = "", html_part: str = "", png: bytes | None = None) -> str:
+    """An explorer's state as HTML for a page without a kernel: text, then HTML, then figure.
+
+    >>> view = static_view("N = 4", png=b"png")
+    >>> "<pre>N = 4</pre>" in view, 'src="data:image/png;base64,cG5n"' in view
+    (True, True)
+    """
+    parts = ['<div class="gradacc-explorer-static">']
+    parts.append(
+        '<p class="gradacc-explorer-note"><em>A snapshot of an interactive explorer: run this '
+        "lesson in JupyterLab or Colab to move its controls.</em></p>"
+    )
+    if text:
+        parts.append(f"<pre>{html.escape(text)}</pre>")
+    parts.append(html_part)
+    if png is not None:
+        data = base64.b64encode(png).decode("ascii")
+        parts.append(f'<img alt="the explorer\'s figure" src="data:image/png;base64,{data}">')
+    return "".join(parts) + "</div>"
+
+
+def _png(figure) -> bytes:
+    """The figure as PNG bytes; the figure is closed (it is drawn, not kept)."""
+    png = io.BytesIO()
+    figure.savefig(png, format="png", bbox_inches="tight")
+    plt.close(figure)
+    return png.getvalue()
+
+
+def accumulation_explorer(model, loss_fn, inputs, targets, max_n: int = 16) -> Explorer:
     """A slider for N: the per-parameter table and the error against N, for both recipes.
 
     The numbers come from `accumulation_errors` and `compare_tensors`, tested on their
@@ -57,6 +104,7 @@ def accumulation_explorer(model, loss_fn, inputs, targets, max_n: int = 16) -> w
     slider.add_class("gradacc-n-slider")
     recipe.add_class("gradacc-recipe")
     output.add_class("gradacc-explorer-output")
+    explorer = Explorer([widgets.HBox([slider, recipe]), output])
 
     def show(_=None):
         n, normalize = slider.value, recipe.value  # read both now: the latest state wins
@@ -64,20 +112,20 @@ def accumulation_explorer(model, loss_fn, inputs, targets, max_n: int = 16) -> w
         table = compare_tensors(
             full, accumulated_gradients(model, loss_fn, inputs, targets, n, normalize=normalize)
         )
-        fig, _ = plot_errors(ns, curves, "micro-batches N", integer_x=True, marker_x=n)
-        png = io.BytesIO()
-        fig.savefig(png, format="png", bbox_inches="tight")  # display(fig) in a callback drew blank
-        plt.close(fig)
+        # a PNG, not display(fig): a figure displayed in a callback drew blank
+        png = _png(plot_errors(ns, curves, "micro-batches N", integer_x=True, marker_x=n)[0])
+        text = f"N = {n}, micro-batch sizes {sizes}, recipe: {normalize}"
+        explorer.snapshot_html = static_view(text, table._repr_html_(), png)
         with output:
             output.clear_output(wait=True)
-            print(f"N = {n}, micro-batch sizes {sizes}, recipe: {normalize}")
+            print(text)
             display(table)
-            display(Image(data=png.getvalue(), format="png"))
+            display(Image(data=png, format="png"))
 
     slider.observe(show, names="value")
     recipe.observe(show, names="value")
     show()
-    return widgets.VBox([widgets.HBox([slider, recipe]), output])
+    return explorer
 
 
 def spread_report(spread: float, errors: dict) -> str:
@@ -100,7 +148,7 @@ def spread_report(spread: float, errors: dict) -> str:
     )
 
 
-def spread_explorer(accumulation_steps: int = 4, sort: bool = False) -> widgets.VBox:
+def spread_explorer(accumulation_steps: int = 4, sort: bool = False) -> Explorer:
     """A slider for the spread of sequence lengths; below it the buggy and the fixed errors."""
     as_count("accumulation_steps", accumulation_steps, 1, 32)
     slider = widgets.FloatSlider(
@@ -109,17 +157,20 @@ def spread_explorer(accumulation_steps: int = 4, sort: bool = False) -> widgets.
     output = widgets.Output()
     slider.add_class("gradacc-spread-slider")
     output.add_class("gradacc-spread-output")
+    explorer = Explorer([slider, output])
 
     def show(_=None):
         spread = slider.value  # read it now: when the slider moves fast, the latest value wins
         errors = compute_token_errors(spread, accumulation_steps=accumulation_steps, sort=sort)
+        report = spread_report(spread, errors)
+        explorer.snapshot_html = static_view(report)
         with output:
             output.clear_output(wait=True)
-            print(spread_report(spread, errors))
+            print(report)
 
     slider.observe(show, names="value")
     show()
-    return widgets.VBox([slider, output])
+    return explorer
 
 
 def describe_plan(
@@ -169,7 +220,7 @@ def budget_slider(
     effective_batch: int,
     budgets_mib: tuple[float, float, float],
     value_mib: float | None = None,
-) -> widgets.VBox:
+) -> Explorer:
     """A slider over (low, high, step) MiB of budget, and the plan that fits each value."""
     if len(budgets_mib) != 3 or not 0 < budgets_mib[0] < budgets_mib[1]:
         raise ValueError(
@@ -195,6 +246,7 @@ def budget_slider(
     output = widgets.HTML()
     slider.add_class("gradacc-budget-slider")
     output.add_class("gradacc-budget-output")
+    explorer = Explorer([slider, output])
     plans: dict[float, str] = {}  # each budget is planned once
 
     def show(_=None):
@@ -207,7 +259,8 @@ def budget_slider(
             )
         if budget == slider.value:
             output.value = plans[budget]
+            explorer.snapshot_html = static_view(html_part=f"<p>{plans[budget]}</p>")
 
     slider.observe(show, names="value")
     show()
-    return widgets.VBox([slider, output])
+    return explorer

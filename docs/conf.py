@@ -1,0 +1,65 @@
+"""Sphinx configuration of the course site (`make site`; tools/site.py stages the sources).
+
+The site is read where no kernel runs: every widget output shows its static HTML fallback,
+math is typeset by a MathJax copy served with the site, and nothing loads from another host.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tools.repository import course_repository  # noqa: E402
+
+REPOSITORY = course_repository()
+
+project = "gradacc"
+author = "the gradacc authors"
+copyright = "the gradacc authors, MIT license"
+extensions = ["myst_nb", "sphinx-mathjax-offline"]  # the second copies MathJax 3 into _static
+exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+myst_enable_extensions = ["dollarmath", "amsmath"]
+
+# The lessons arrive executed by tools/notebooks.py (the course's one runner): never re-run here.
+nb_execution_mode = "off"
+# A widget needs a kernel (or a script from a CDN): show the text/html fallback beside it.
+nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
+nb_ipywidgets_js = {}  # no widget scripts from a CDN
+
+html_theme = "sphinx_book_theme"
+html_title = "gradacc: gradient accumulation, measured"
+html_context = {"default_mode": "light"}  # an empty stored mode logs a console error otherwise
+html_static_path = ["_static"]
+html_css_files = ["gradacc.css"]  # the widgets' static snapshots: a margin, clickable summaries
+html_theme_options = {
+    "repository_url": REPOSITORY.url,
+    "repository_branch": REPOSITORY.branch,
+    "path_to_docs": "",  # a page's path in the site is the notebook's path in the repository
+    "use_repository_button": True,
+    "use_download_button": True,
+    "launch_buttons": {
+        "colab_url": "https://colab.research.google.com",
+        "binderhub_url": "https://mybinder.org",
+        "notebook_interface": "jupyterlab",
+    },
+}
+
+
+# The certificate check page: static files of its own, copied as they are to <site>/verify/.
+VERIFY_PAGE = ROOT / "quizzes" / "verify"
+if (VERIFY_PAGE / "index.html").exists():
+    tags.add("verify")  # noqa: F821 (Sphinx gives conf.py its tags); instructors.md links to it
+
+
+def _copy_verify_page(app, error):
+    """Publish the certificate check page, where it exists, as <site>/verify/."""
+    if error is None and (VERIFY_PAGE / "index.html").exists():
+        shutil.copytree(VERIFY_PAGE, Path(app.outdir) / "verify", dirs_exist_ok=True)
+
+
+def setup(app):
+    app.connect("build-finished", _copy_verify_page)

@@ -1,0 +1,226 @@
+"""The course site in a real browser: built with the network off, then read page by page.
+
+The module builds the site once (`python -m tools.site`, what `make site` runs) in a network
+namespace that holds only the loopback interface (bubblewrap's --unshare-net), so a build that
+needs the network fails here. It serves the pages on 127.0.0.1 and opens each in Debian's
+Chromium with every request routed: one to any other host is recorded and refused. Each page
+must load with no console error, no failed request and no empty output area, its math typeset.
+Screenshots go to test-artifacts/site/.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from tools.repository import course_repository
+from tools.site import lesson_paths
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(1800)]
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts" / "site"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+LESSONS = {f"notebooks/{path.stem}.html": path for path in lesson_paths()}
+GUIDES = [f"quizzes/{path.stem}.html" for path in sorted(ROOT.glob("quizzes/*.md"))]
+VERIFY = ["verify/index.html"] if (ROOT / "quizzes" / "verify" / "index.html").exists() else []
+PAGES = [
+    "index.html",
+    "instructors.html",
+    *LESSONS,
+    *GUIDES,
+    *VERIFY,
+    "search.html",
+    "genindex.html",
+]
+# What a widget shows as text/plain when no fallback came with it: "VBox(children=(...".
+WIDGET_REPR = re.compile(r"\b(VBox|HBox|IntSlider|FloatSlider|ToggleButtons|Output)\(")
+EXPLORER_CALL = re.compile(r"\b(accumulation_explorer|spread_explorer|budget_slider)\(")
+
+# Output areas with nothing to read or see: no text, no image, no table, no typeset math.
+EMPTY_OUTPUTS = """() => [...document.querySelectorAll('.cell_output > *')]
+    .filter(o => !o.innerText.trim() && !o.querySelector('img, svg, table, mjx-container')
+                 && o.tagName !== 'IMG')
+    .map(o => o.outerHTML.slice(0, 200))"""
+# Math that MathJax left as raw TeX (Sphinx marks every formula with the class "math").
+RAW_MATH = """() => [...document.querySelectorAll('.math')]
+    .filter(m => !m.querySelector('mjx-container')).map(m => m.innerText.slice(0, 80))"""
+BROKEN_IMAGES = """() => [...document.querySelectorAll('img')]
+    .filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src.slice(0, 80))"""
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site, built once in a network namespace with nothing but the loopback interface."""
+    assert shutil.which("bwrap"), "the offline build needs bubblewrap: apt-get install bubblewrap"
+    work = tmp_path_factory.mktemp("site")
+    build = [sys.executable, "-m", "tools.site", "--out", str(work / "site")]
+    offline = ["bwrap", "--dev-bind", "/", "/", "--unshare-net", "--"]
+    result = subprocess.run(
+        offline + build + ["--work", str(work / "build")], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, (
+        f"offline build failed:\n{result.stdout}\n{result.stderr[-5000:]}"
+    )
+    return work / "site"
+
+
+@pytest.fixture(scope="module")
+def base_url(site):
+    """The site served on 127.0.0.1 at a free port; the server stops with the module."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):  # keep the test output for failures
+            pass
+
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(Quiet, directory=str(site))
+    )
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/"
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+class Visit:
+    """One page opened in a fresh browser context, with what it logged and requested."""
+
+    def __init__(self, browser, base_url: str, page_path: str):
+        self.errors: list[str] = []  # console errors, uncaught exceptions, failed responses
+        self.outside: list[str] = []  # requests to any host but the test's server
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.context.route("**/*", functools.partial(self._route, base_url))
+        self.page = self.context.new_page()
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
+        self.page.on("requestfailed", lambda r: self.errors.append(f"failed: {r.url}"))
+        response = self.page.goto(base_url + page_path, wait_until="networkidle")
+        assert response is not None and response.ok, f"{page_path}: {response and response.status}"
+        # MathJax typesets after the load event; its promise settles when it is done
+        self.page.evaluate("() => window.MathJax?.startup?.promise")
+
+    def _route(self, base_url, route):
+        if route.request.url.startswith(base_url) or route.request.url.startswith("data:"):
+            route.continue_()
+        else:
+            self.outside.append(route.request.url)
+            route.abort()
+
+    def _console(self, message):
+        if message.type == "error":
+            self.errors.append(f"console: {message.text}")
+
+    def close(self):
+        self.context.close()
+
+
+@pytest.fixture
+def visit(browser, base_url):
+    opened = []
+
+    def open_page(page_path: str) -> Visit:
+        opened.append(Visit(browser, base_url, page_path))
+        return opened[-1]
+
+    yield open_page
+    for page in opened:
+        page.close()
+
+
+def test_the_site_has_every_page_and_only_those(site):
+    built = {
+        path.relative_to(site).as_posix()
+        for path in site.rglob("*.html")
+        if not path.relative_to(site).parts[0].startswith("_")
+    }
+    assert built == set(PAGES), f"missing: {set(PAGES) - built}; untested: {built - set(PAGES)}"
+
+
+@pytest.mark.parametrize("page_path", PAGES)
+def test_the_page_reads_offline(visit, page_path):
+    page = visit(page_path)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.page.screenshot(path=ARTIFACTS / f"{page_path.replace('/', '_')}.png", full_page=True)
+    assert page.outside == [], f"{page_path} asked other hosts: {page.outside}"
+    assert page.errors == [], f"{page_path}: {page.errors}"
+    assert page.page.evaluate(EMPTY_OUTPUTS) == [], f"{page_path}: empty output areas"
+    assert page.page.evaluate(BROKEN_IMAGES) == [], f"{page_path}: images that did not load"
+    assert page.page.evaluate(RAW_MATH) == [], f"{page_path}: math left as raw TeX"
+    text = page.page.inner_text("body")
+    assert not WIDGET_REPR.search(text), (
+        f"{page_path} shows a widget's text instead of its fallback"
+    )
+
+
+@pytest.mark.parametrize("page_path", LESSONS)
+def test_a_lesson_has_launch_buttons_and_its_setup_cell_folded(visit, page_path):
+    page = visit(page_path).page
+    notebook = LESSONS[page_path].relative_to(ROOT).as_posix()
+    repository = course_repository()
+    for url in (repository.colab_url(notebook), repository.binder_url(notebook)):
+        assert page.locator(f'a[href="{url}"]').count() == 1, f"{page_path}: no link {url}"
+    setup = page.locator(".cell").filter(has=page.locator(".cell_input")).first
+    assert "tag_hide-input" in setup.get_attribute("class"), "the setup cell must be folded"
+    assert not setup.locator(".cell_input").is_visible()
+    setup.locator("summary").click()
+    assert "make_repeatable" in setup.locator(".cell_input").inner_text()
+
+
+@pytest.mark.parametrize("page_path", LESSONS)
+def test_quiz_hints_and_answers_stay_folded_until_opened(visit, page_path):
+    page = visit(page_path).page
+    folded = page.locator(".cell_output details")
+    if "self_check(" in LESSONS[page_path].read_text():
+        assert folded.count() > 0, f"{page_path}: a quiz without folded answers"
+    for index in range(folded.count()):
+        details = folded.nth(index)
+        assert details.get_attribute("open") is None, "an answer is open before the reader asks"
+        folded_part = details.locator(":scope > :not(summary)")
+        assert not folded_part.first.is_visible(), "an answer is visible before the reader asks"
+        details.locator("summary").click()
+        assert folded_part.first.is_visible(), "opening the block does not show the answer"
+        assert "".join(folded_part.all_inner_texts()).strip(), "an empty answer block"
+
+
+@pytest.mark.parametrize("page_path", LESSONS)
+def test_each_explorer_shows_its_snapshot(visit, page_path):
+    page = visit(page_path).page
+    calls = len(EXPLORER_CALL.findall(LESSONS[page_path].read_text()))
+    snapshots = page.locator(".cell_output .gradacc-explorer-static")
+    assert snapshots.count() == calls, f"{page_path}: {calls} explorers, {snapshots.count()} shown"
+    for index in range(calls):
+        snapshot = snapshots.nth(index)
+        note = snapshot.locator(".gradacc-explorer-note").inner_text()
+        assert len(snapshot.inner_text()) > len(note) + 20, "a snapshot without its text"
+    if "accumulation_explorer(" in LESSONS[page_path].read_text():
+        figure = snapshots.locator("img[src^='data:image/png;base64,']")
+        assert figure.count() == 1 and figure.evaluate("i => i.naturalWidth") > 100

@@ -1,0 +1,152 @@
+"""Build the course site: `python -m tools.site` (what `make site` runs), then open site/index.html.
+
+1. Run every lesson (notebooks/0*.ipynb) headless with tools/notebooks.py, the course's one
+   runner, the one the notebook tests use, and print the time each lesson took. (MyST-NB can
+   execute too, but it would be a second runner, and its cache keys on the cells' source: a
+   change in gradacc_lessons would leave stale outputs on the site.)
+2. Stage the executed lessons beside docs/'s pages and the instructors' guides (quizzes/*.md),
+   at the paths they have in the repository, so that a lesson's launch buttons open its file.
+3. Render them with Sphinx and MyST-NB (docs/conf.py); any Sphinx warning fails the build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import posixpath
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+
+from gradacc_lessons.display import WIDGET_VIEW
+from tools.notebooks import execute_notebook
+from tools.repository import Repository, course_repository
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+# A markdown link (not an image) to a relative path: ](path) or ](path#anchor)
+_RELATIVE_LINK = re.compile(r"(?<!!)(\[[^\]]*\]\()(?![a-z]+:|#)([^)#\s]+)(#[^)\s]*)?\)")
+
+
+def lesson_paths(root: Path = ROOT) -> list[Path]:
+    """The lessons, in reading order: notebooks/0*.ipynb.
+
+    >>> lesson_paths()[0].name
+    '01_accumulation_is_a_full_batch.ipynb'
+    """
+    return sorted(root.glob("notebooks/0*.ipynb"))
+
+
+def prepare_for_site(notebook, name: str):
+    """Ready an executed lesson for a page read without a kernel; return the notebook.
+
+    A cell the notebook shows collapsed (the setup cell) is collapsed on the page too. A
+    widget output must carry a text/html fallback (`display.show_widget` adds it): a page
+    cannot draw the live widget, so without one the reader would see an empty area.
+
+    >>> from nbformat.v4 import new_code_cell, new_notebook, new_output
+    >>> cell = new_code_cell("quiz()", metadata={"jupyter": {"source_hidden": True}})
+    >>> cell.outputs = [new_output("display_data", {WIDGET_VIEW: {}, "text/plain": "VBox()"})]
+    >>> prepare_for_site(new_notebook(cells=[cell]), "08_quiz.ipynb")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: 08_quiz.ipynb, cell 0: a widget without a static fallback; display it with ...
+    >>> cell.outputs[0].data["text/html"] = "<p>the quiz</p>"
+    >>> prepare_for_site(new_notebook(cells=[cell]), "08_quiz.ipynb").cells[0].metadata.tags
+    ['hide-input']
+    """
+    for index, cell in enumerate(notebook.cells):
+        if cell.metadata.get("jupyter", {}).get("source_hidden"):
+            tags = cell.metadata.setdefault("tags", [])
+            if "hide-input" not in tags:  # MyST-NB's name for a folded cell source
+                tags.append("hide-input")
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if WIDGET_VIEW in data and "text/html" not in data:
+                raise ValueError(
+                    f"{name}, cell {index}: a widget without a static fallback; display it "
+                    "with gradacc_lessons.display.show_widget(widget, fallback_html)"
+                )
+    notebook.metadata.pop("widgets", None)  # the live widgets' state: nothing reads it here
+    return notebook
+
+
+def link_repository_files(markdown: str, path: str, pages: set[str], repository: Repository) -> str:
+    """Point the links of the guide at `path` to files that are no page of the site at GitHub.
+
+    A guide links to the repository's files (`course/nbgrader_config.py`); the site holds
+    only its `pages` (paths from the root), so those links open the file in the repository.
+
+    >>> repo = Repository("https://github.com/me/c", "main")
+    >>> text = "[guide](GRADING.md#sandbox), [cfg](course/nbgrader_config.py), [up](../README.md)"
+    >>> print(link_repository_files(text, "quizzes/README.md", {"quizzes/GRADING.md"}, repo))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [guide](GRADING.md#sandbox), [cfg](https://github.com/me/c/blob/main/quizzes/course/nbgrader_config.py),
+    [up](https://github.com/me/c/blob/main/README.md)
+    """
+
+    def relink(match: re.Match) -> str:
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(path), match[2]))
+        if target in pages:
+            return match[0]
+        return f"{match[1]}{repository.url}/blob/{repository.branch}/{target}{match[3] or ''})"
+
+    return _RELATIVE_LINK.sub(relink, markdown)
+
+
+def stage(source: Path) -> None:
+    """Copy docs/'s pages and the instructors' guides into `source`, at their repository paths."""
+    ignore = shutil.ignore_patterns("conf.py", "_static", "__pycache__")
+    shutil.copytree(DOCS, source, ignore=ignore)
+    guides = [guide.relative_to(ROOT).as_posix() for guide in sorted(ROOT.glob("quizzes/*.md"))]
+    (source / "quizzes").mkdir(exist_ok=True)
+    for guide in guides:
+        text = link_repository_files(
+            (ROOT / guide).read_text(), guide, set(guides), course_repository()
+        )
+        (source / guide).write_text(text)
+
+
+def execute_lessons(source: Path) -> None:
+    """Run each lesson and write it, ready for the site, to `source`/notebooks/."""
+    (source / "notebooks").mkdir(parents=True, exist_ok=True)
+    for path in lesson_paths():
+        run = execute_notebook(path)
+        notebook, seconds = run.notebook, run.seconds
+        print(f"{path.name:<45} executed in {seconds:5.1f} s", flush=True)
+        nbformat.write(prepare_for_site(notebook, path.name), source / "notebooks" / path.name)
+
+
+def render(source: Path, work: Path, out: Path) -> int:
+    """Render the staged `source` to HTML in `out` with Sphinx; Sphinx's exit code."""
+    from sphinx.cmd.build import build_main
+
+    html = work / "html"  # MyST-NB writes images beside its output folder: keep them in `work`
+    status = build_main(
+        ["-b", "html", "-W", "--keep-going", "-q", "-c", str(DOCS)]
+        + ["-d", str(work / "doctrees"), str(source), str(html)]
+    )
+    if status == 0:
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.copytree(html, out)
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "site", help="the site's folder")
+    parser.add_argument("--work", type=Path, default=ROOT / "build" / "site", help="scratch folder")
+    args = parser.parse_args(argv)
+    shutil.rmtree(args.work, ignore_errors=True)
+    source = args.work / "source"
+    stage(source)
+    execute_lessons(source)
+    status = render(source, args.work, args.out)
+    if status == 0:
+        print(f"open {args.out / 'index.html'} in a browser")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
