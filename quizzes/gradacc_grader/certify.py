@@ -42,7 +42,17 @@ REGISTRY_FILE = "certificates.sqlite"
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The console script: run one command; every problem is one line on stderr, no traceback."""
+    """The console script: run one command; every problem is one line, never a traceback.
+
+    Args:
+        argv: the command line without the program's name (default: ``sys.argv[1:]``).
+
+    Returns:
+        The exit status: 0 done (or valid), 1 refused (or not valid); bad usage exits with 2.
+
+    >>> main(["verify", "--id", "7K3M-Q9XT-2HPW", "--public-key", "no-such-key.pub"])
+    1
+    """
     args = _parser().parse_args(argv)
     try:
         return args.run(args)
