@@ -410,3 +410,13 @@ def test_the_committed_registry_of_the_page_is_an_export_of_an_empty_registry(tm
     )
     committed = Path(__file__).resolve().parents[2] / "verify" / "registry.json"
     assert exported.read_text("utf-8") == committed.read_text("utf-8")
+
+
+def test_the_registry_never_gives_one_id_twice(tmp_path):
+    entry = {"signed": "{}", "signature": ""}
+    with Registry(tmp_path / "r.sqlite", create=True) as registry:
+        registry.add("7K3M-Q9XT-2HPW", "gradacc", "final", "ada", entry)
+        with pytest.raises(sqlite3.IntegrityError):
+            registry.add("7K3M-Q9XT-2HPW", "gradacc", "final", "bob", entry)
+        with pytest.raises(sqlite3.IntegrityError):  # and one student one certificate
+            registry.add("0000-0000-0000", "gradacc", "final", "ada", entry)
