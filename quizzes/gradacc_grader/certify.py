@@ -175,8 +175,8 @@ def _issue(args) -> int:
         r = item.result
         missing = missing_characters(r.name, fonts) if item.certificate_id else ""
         note = f" (the PDF cannot draw {missing!r}: add --font FILE)" if missing else ""
-        shown = item.certificate_id or "-"
-        print(f"{r.student:<16} {r.score:g}/{r.max_score:g}  {shown:<14}  {item.outcome}{note}")
+        score, shown = f"{r.score:g}/{r.max_score:g}", item.certificate_id or "-"
+        print(f"{r.student:<16} {score:>9}  {shown:<14}  {item.outcome}{note}")
     count = sum(1 for item in issued if item.certificate_id)
     print(f"{count} certificate(s) in {args.out}; registry: {registry}")
     return 0
