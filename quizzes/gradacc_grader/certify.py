@@ -42,7 +42,17 @@ REGISTRY_FILE = "certificates.sqlite"
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The console script: run one command; every problem is one line on stderr, no traceback."""
+    """The console script: run one command; every problem is one line, never a traceback.
+
+    Args:
+        argv: the command line without the program's name (default: ``sys.argv[1:]``).
+
+    Returns:
+        The exit status: 0 done (or valid), 1 refused (or not valid); bad usage exits with 2.
+
+    >>> main(["verify", "--id", "7K3M-Q9XT-2HPW", "--public-key", "no-such-key.pub"])
+    1
+    """
     args = _parser().parse_args(argv)
     try:
         return args.run(args)
@@ -165,8 +175,8 @@ def _issue(args) -> int:
         r = item.result
         missing = missing_characters(r.name, fonts) if item.certificate_id else ""
         note = f" (the PDF cannot draw {missing!r}: add --font FILE)" if missing else ""
-        shown = item.certificate_id or "-"
-        print(f"{r.student:<16} {r.score:g}/{r.max_score:g}  {shown:<14}  {item.outcome}{note}")
+        score, shown = f"{r.score:g}/{r.max_score:g}", item.certificate_id or "-"
+        print(f"{r.student:<16} {score:>9}  {shown:<14}  {item.outcome}{note}")
     count = sum(1 for item in issued if item.certificate_id)
     print(f"{count} certificate(s) in {args.out}; registry: {registry}")
     return 0

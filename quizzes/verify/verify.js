@@ -119,6 +119,7 @@ function checkRecord(record) {
   checkFields(record, FIELDS, "gradacc-certificate");
   if (normalizeId(record.id) !== record.id) throw new Invalid("its ID is not written as issued");
   if (!(record.score >= 0 && record.max_score > 0)) throw new Invalid("its score is impossible");
+  if (!record.name) throw new Invalid("the certificate names nobody");
 }
 
 // The registry's checked record of an ID, unless the ID is unknown or revoked.

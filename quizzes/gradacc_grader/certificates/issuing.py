@@ -70,6 +70,10 @@ def read_gradebook(course: Path, assignment: str) -> tuple[str, list[Result]]:
 
     Raises:
         ValueError: no gradebook there, or no such assignment in it.
+
+    >>> read_gradebook(Path("no-such-course"), "final")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: no-such-course holds no gradebook.db: give the nbgrader course folder ...
     """
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -155,6 +159,14 @@ def issue_certificates(
     Raises:
         ValueError: hand grading is pending (it names the students), the student has no
             graded submission, or the registry belongs to another key.
+
+    The tests (quizzes/tests/certificates) issue to whole classes; here, a course without
+    a gradebook:
+
+    >>> issue_certificates(Path("no-such-course"), "final", None, Path("out"), Path("r"),
+    ...     verify_url="", course_version="", fonts={})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: no-such-course holds no gradebook.db: ...
     """
     course_id, results = read_gradebook(course, assignment)
     results = _chosen(results, assignment, student)

@@ -37,6 +37,15 @@ def write_printable(record: dict, verify_url: str, path: Path, fonts: dict) -> N
         path: where to write the PDF.
         fonts: TrueType files: ``{"regular": path, "bold": path}``, and
             optionally ``"fallback"``, a font for names the others lack glyphs for.
+
+    >>> import tempfile
+    >>> record = {"id": "7K3M-Q9XT-2HPW", "course": "gradacc", "assignment": "final",
+    ...           "name": "Ada Lovelace", "score": 8.5, "max_score": 10.0,
+    ...           "date": "2026-05-01", "course_version": "0.1.0"}
+    >>> path = Path(tempfile.mkdtemp()) / "certificate.pdf"
+    >>> write_printable(record, "https://example.org/verify/", path, default_fonts())
+    >>> path.read_bytes()[:5]
+    b'%PDF-'
     """
     pdf = FPDF(orientation="landscape", unit="mm", format="A4")
     pdf.set_creator("gradacc-certify")
@@ -133,7 +142,17 @@ def _draw_footer(pdf: FPDF, certificate_id: str, address: str) -> None:
 
 
 def default_fonts(fallback: Path | None = None) -> dict:
-    """The page's fonts: DejaVu, as matplotlib ships it, and an optional fallback font file."""
+    """The page's fonts: DejaVu, as matplotlib ships it, and an optional fallback font file.
+
+    Args:
+        fallback: a .ttf or .otf file for names in scripts DejaVu lacks, or None.
+
+    Raises:
+        ValueError: the fallback is not a TrueType font file.
+
+    >>> sorted(name.name for name in default_fonts().values())
+    ['DejaVuSans-Bold.ttf', 'DejaVuSans.ttf']
+    """
     import matplotlib
 
     folder = Path(matplotlib.get_data_path()) / "fonts" / "ttf"

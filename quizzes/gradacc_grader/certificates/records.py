@@ -82,14 +82,23 @@ def certificate_record(
 
 
 def revocation_record(certificate_id: str, day: date, reason: str) -> dict:
-    """The facts of a revocation: which ID, since when, and why."""
+    """The facts of a revocation: which ID, since when, and why.
+
+    >>> revocation_record("7K3M-Q9XT-2HPW", date(2026, 6, 1), "copied")["date"]
+    '2026-06-01'
+    """
     record = {"type": REVOCATION, "id": certificate_id, "date": day.isoformat(), "reason": reason}
     check_revocation_record(record)
     return record
 
 
 def check_record(record: dict) -> None:
-    """Raise ValueError unless ``record`` holds exactly a certificate's facts, well formed."""
+    """Raise ValueError unless ``record`` holds exactly a certificate's facts, well formed.
+
+    >>> check_record({"type": "gradacc-certificate", "name": "Ada"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: its fields are wrong (missing ['assignment', ...], unexpected [])
+    """
     _check_fields(record, FIELDS, CERTIFICATE)
     if normalize_id(record["id"]) != record["id"]:
         raise ValueError(f"the certificate ID {record['id']!r} is not written as issued")
@@ -101,7 +110,10 @@ def check_record(record: dict) -> None:
 
 
 def check_revocation_record(record: dict) -> None:
-    """Raise ValueError unless ``record`` holds exactly a revocation's facts."""
+    """Raise ValueError unless ``record`` holds exactly a revocation's facts.
+
+    >>> check_revocation_record(revocation_record("7K3M-Q9XT-2HPW", date(2026, 6, 1), "x"))
+    """
     _check_fields(record, REVOCATION_FIELDS, REVOCATION)
     normalize_id(record["id"])
 
@@ -121,7 +133,8 @@ def _check_fields(record: dict, fields: dict, kind: str) -> None:
             raise ValueError(f"its field {name!r} is not a {kind_of_value}: {value!r}")
     if record["type"] != kind:
         raise ValueError(f"it is a {record['type']!r} record, not a {kind!r}")
-    date.fromisoformat(record["date"])  # ValueError for a malformed date
+    if date.fromisoformat(record["date"]).isoformat() != record["date"]:  # ValueError if no date
+        raise ValueError(f"its date {record['date']!r} is not written YYYY-MM-DD")
 
 
 def certificate_file(entry: dict) -> dict:
@@ -129,6 +142,15 @@ def certificate_file(entry: dict) -> dict:
 
     The readable copy is read back from the signed text, so that a certificate written again
     from the registry is the same file, byte for byte.
+
+    >>> from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    >>> from gradacc_grader.certificates.signing import sign_record
+    >>> key = Ed25519PrivateKey.from_private_bytes(bytes(32))
+    >>> record = certificate_record(
+    ...     "7K3M-Q9XT-2HPW", course="gradacc", assignment="final", name="Ada Lovelace",
+    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0")
+    >>> sorted(certificate_file(sign_record(record, key)))
+    ['certificate', 'format', 'signature', 'signed']
     """
     readable = parse_json_object(entry["signed"], "the signed record")
     return {
@@ -140,12 +162,20 @@ def certificate_file(entry: dict) -> dict:
 
 
 def write_certificate(document: dict, path: Path) -> None:
-    """Write a certificate file as indented UTF-8 JSON."""
+    """Write a certificate file as indented UTF-8 JSON (``read_certificate_file`` reads it)."""
     Path(path).write_text(json.dumps(document, ensure_ascii=False, indent=2) + "\n", "utf-8")
 
 
 def read_certificate_file(path: Path) -> dict:
-    """A certificate file's JSON, with its four parts; ValueError says what is malformed."""
+    """A certificate file's JSON, with its four parts; ValueError says what is malformed.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "certificate.json"
+    >>> write_certificate({"format": FORMAT, "certificate": {}}, path)
+    >>> read_certificate_file(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: .../certificate.json is not a certificate: it must hold exactly [...]
+    """
     data = read_small_file(Path(path), MAX_FILE_BYTES, "a certificate file")
     try:
         text = data.decode("utf-8-sig")  # a byte order mark from an editor is fine
@@ -166,6 +196,20 @@ def check_certificate(document: dict, public_key) -> dict:
     Raises:
         BadSignature: the signed text was changed, or signed by another key.
         ValueError: the record is malformed, or the readable copy differs from it.
+
+    >>> from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    >>> from gradacc_grader.certificates.signing import sign_record
+    >>> key = Ed25519PrivateKey.from_private_bytes(bytes(32))
+    >>> record = certificate_record(
+    ...     "7K3M-Q9XT-2HPW", course="gradacc", assignment="final", name="Ada Lovelace",
+    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0")
+    >>> document = certificate_file(sign_record(record, key))
+    >>> check_certificate(document, key.public_key())["name"]
+    'Ada Lovelace'
+    >>> document["certificate"]["score"] = 10.0
+    >>> check_certificate(document, key.public_key())
+    Traceback (most recent call last):
+    ValueError: the readable copy was changed: it differs from the signed record in score
     """
     record = read_signed(document, public_key)
     check_record(record)

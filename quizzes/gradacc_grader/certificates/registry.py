@@ -141,7 +141,17 @@ class Registry:
 
 
 def export_registry(registry_path: Path, out: Path) -> dict:
-    """Write the published form of a registry to ``out`` (JSON); returns what was written."""
+    """Write the published form of a registry to ``out`` (JSON); returns what was written.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> with Registry(folder / "certificates.sqlite", create=True) as registry:
+    ...     registry.claim_issuer("KEY")
+    >>> export_registry(folder / "certificates.sqlite", folder / "registry.json")["public_key"]
+    'KEY'
+    >>> read_registry(folder / "registry.json") == read_registry(folder / "certificates.sqlite")
+    True
+    """
     with Registry(registry_path) as registry:
         published = registry.published()
     Path(out).write_text(json.dumps(published, ensure_ascii=False, indent=1) + "\n", "utf-8")
@@ -149,7 +159,15 @@ def export_registry(registry_path: Path, out: Path) -> dict:
 
 
 def read_registry(path: Path) -> dict:
-    """The published form of a registry, from the SQLite file or its JSON export."""
+    """The published form of a registry, from the SQLite file or its JSON export.
+
+    Raises:
+        ValueError: the file is neither (OSError: there is no file).
+
+    >>> read_registry(Path(__file__))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: .../registry.py is not valid JSON (...)
+    """
     path = Path(path)
     data = read_small_file(path, MAX_PUBLISHED_BYTES, "a certificate registry")
     if data.startswith(b"SQLite format 3\0"):

@@ -65,7 +65,12 @@ def make_key_pair(folder: Path) -> tuple[Path, Path]:
 
 
 def public_pem(public_key: Ed25519PublicKey) -> bytes:
-    """The public key as PEM text (SubjectPublicKeyInfo), as ``issuer.pub`` holds it."""
+    """The public key as PEM text (SubjectPublicKeyInfo), as ``issuer.pub`` holds it.
+
+    >>> key = Ed25519PrivateKey.from_private_bytes(bytes(32)).public_key()
+    >>> public_pem(key).splitlines()[0]
+    b'-----BEGIN PUBLIC KEY-----'
+    """
     return public_key.public_bytes(
         serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
     )
@@ -83,7 +88,19 @@ def public_key_text(public_key: Ed25519PublicKey) -> str:
 
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:
-    """The issuer's private key from its PEM file; ValueError says what is wrong with the file."""
+    """The issuer's private key from its PEM file (``issuer.key``).
+
+    Raises:
+        ValueError: the file holds no Ed25519 private key in PEM (it says which it is not).
+
+    >>> import tempfile
+    >>> private, public = make_key_pair(Path(tempfile.mkdtemp()))
+    >>> type(load_private_key(private)).__name__.startswith("Ed25519")
+    True
+    >>> load_private_key(public)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: .../issuer.pub is not a private key in PEM format (...)
+    """
     key = _load_pem(Path(path), serialization.load_pem_private_key, "private")
     if not isinstance(key, Ed25519PrivateKey):
         raise ValueError(f"{path} is not an Ed25519 private key: make one with keygen")
@@ -91,7 +108,17 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
 
 
 def load_public_key(path: Path) -> Ed25519PublicKey:
-    """The issuer's public key from its PEM file (``issuer.pub``)."""
+    """The issuer's public key from its PEM file (``issuer.pub``).
+
+    Raises:
+        ValueError: the file holds no Ed25519 public key in PEM.
+
+    >>> import tempfile
+    >>> private, public = make_key_pair(Path(tempfile.mkdtemp()))
+    >>> public_key_text(load_public_key(public)) == public_key_text(
+    ...     load_private_key(private).public_key())
+    True
+    """
     key = _load_pem(Path(path), serialization.load_pem_public_key, "public")
     if not isinstance(key, Ed25519PublicKey):
         raise ValueError(f"{path} is not an Ed25519 public key: use the issuer.pub of keygen")
@@ -133,6 +160,14 @@ def read_signed(entry: dict, public_key: Ed25519PublicKey) -> dict:
     Raises:
         BadSignature: the signature is not the issuer's signature of this text.
         ValueError: the entry is not a signed record.
+
+    >>> key = Ed25519PrivateKey.from_private_bytes(bytes(32))
+    >>> entry = sign_record({"name": "Ada"}, key)
+    >>> read_signed(entry, key.public_key())
+    {'name': 'Ada'}
+    >>> read_signed({**entry, "signed": '{"name":"Eve"}'}, key.public_key())  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    gradacc_grader.certificates.signing.BadSignature: the signature does not match: ...
     """
     text, signature = entry.get("signed"), entry.get("signature")
     if not isinstance(text, str) or not isinstance(signature, str):

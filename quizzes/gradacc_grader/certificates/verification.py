@@ -34,6 +34,26 @@ def verify_file(path: Path, public_key, published: dict | None = None) -> dict:
 
     Raises:
         Invalid: why the certificate does not hold up.
+
+    >>> import tempfile
+    >>> from datetime import date
+    >>> from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    >>> from gradacc_grader.certificates.records import certificate_file, certificate_record
+    >>> from gradacc_grader.certificates.records import write_certificate
+    >>> from gradacc_grader.certificates.signing import sign_record
+    >>> key = Ed25519PrivateKey.from_private_bytes(bytes(32))
+    >>> record = certificate_record(
+    ...     "7K3M-Q9XT-2HPW", course="gradacc", assignment="final", name="Ada Lovelace",
+    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0")
+    >>> entry = sign_record(record, key)
+    >>> path = Path(tempfile.mkdtemp()) / "certificate.json"
+    >>> write_certificate(certificate_file(entry), path)
+    >>> verify_file(path, key.public_key())["name"]
+    'Ada Lovelace'
+    >>> empty = {"certificates": {}, "revocations": {}}
+    >>> verify_file(path, key.public_key(), empty)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    gradacc_grader.certificates.verification.Invalid: unknown ID: ... 7K3M-Q9XT-2HPW
     """
     try:
         document = read_certificate_file(path)
@@ -52,6 +72,21 @@ def verify_id(text: str, public_key, published: dict) -> dict:
 
     Raises:
         Invalid: a mistyped ID, an ID the registry does not hold, a bad record, a revocation.
+
+    >>> import tempfile
+    >>> from datetime import date
+    >>> from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    >>> from gradacc_grader.certificates.records import certificate_file, certificate_record
+    >>> from gradacc_grader.certificates.records import write_certificate
+    >>> from gradacc_grader.certificates.signing import sign_record
+    >>> key = Ed25519PrivateKey.from_private_bytes(bytes(32))
+    >>> record = certificate_record(
+    ...     "7K3M-Q9XT-2HPW", course="gradacc", assignment="final", name="Ada Lovelace",
+    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0")
+    >>> entry = sign_record(record, key)
+    >>> published = {"certificates": {"7K3M-Q9XT-2HPW": entry}, "revocations": {}}
+    >>> verify_id("7k3m q9xt 2hpw", key.public_key(), published)["score"]
+    8.5
     """
     try:
         certificate_id = normalize_id(text)

@@ -410,3 +410,26 @@ def test_the_committed_registry_of_the_page_is_an_export_of_an_empty_registry(tm
     )
     committed = Path(__file__).resolve().parents[2] / "verify" / "registry.json"
     assert exported.read_text("utf-8") == committed.read_text("utf-8")
+
+
+def test_the_registry_never_gives_one_id_twice(tmp_path):
+    entry = {"signed": "{}", "signature": ""}
+    with Registry(tmp_path / "r.sqlite", create=True) as registry:
+        registry.add("7K3M-Q9XT-2HPW", "gradacc", "final", "ada", entry)
+        with pytest.raises(sqlite3.IntegrityError):
+            registry.add("7K3M-Q9XT-2HPW", "gradacc", "final", "bob", entry)
+        with pytest.raises(sqlite3.IntegrityError):  # and one student one certificate
+            registry.add("0000-0000-0000", "gradacc", "final", "ada", entry)
+
+
+def test_a_name_the_fonts_cannot_draw_is_reported(tmp_path, capsys, fill_gradebook):
+    # DejaVu has no Chinese: the certificate is issued (the JSON is the proof), and the
+    # instructor is told to give a font for the PDF
+    course = fill_gradebook(tmp_path / "course", "final", {"wang": (7.0, 3.0, "王 小明")})
+    certify(capsys, "keygen", "--out", tmp_path / "keys")
+    status, out, _ = certify(
+        capsys, "issue", "final", "--course", course,
+        "--key", tmp_path / "keys/issuer.key", "--out", tmp_path / "out",
+    )  # fmt: skip
+    assert status == 0
+    assert "issued (the PDF cannot draw '小明王': add --font FILE)" in out

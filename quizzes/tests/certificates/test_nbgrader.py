@@ -1,4 +1,5 @@
-"""Certificates from a class graded by real nbgrader runs: autograde, hand grading, issue."""
+"""Certificates from real grading runs: a class autograded by nbgrader, and a self-learner
+graded in the sandbox by gradacc-grade, each with a written answer graded by hand."""
 
 from __future__ import annotations
 
@@ -16,93 +17,77 @@ from gradacc_grader.certify import main
 pytestmark = pytest.mark.slow
 
 ASSIGNMENT = "tiny"
-ANSWERS = {  # student -> (their code, their written answer or None)
+CLASS = {  # student -> (their code, their written answer or None)
     "ada": ("answer = 42", "Because gradients add up in .grad."),  # 7 + hand-graded 3
     "bob": ("answer = 41", None),  # 0
     "cyd": ("answer = 6 * 7", None),  # 7 of 10: exactly the pass mark
 }
+LEARNER = "learner-0042"
 
 
 def _cell(kind: str, source: str, **nbgrader) -> nbformat.NotebookNode:
-    cell = (
-        nbformat.v4.new_code_cell(source)
-        if kind == "code"
-        else nbformat.v4.new_markdown_cell(source)
-    )
+    new = nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell
+    cell = new(source)
     if nbgrader:
-        cell.metadata["nbgrader"] = {
-            "schema_version": 3,
-            "grade": False,
-            "solution": False,
-            "locked": False,
-            **nbgrader,
-        }
+        flags = {"schema_version": 3, "grade": False, "solution": False, "locked": False}
+        cell.metadata["nbgrader"] = {**flags, **nbgrader}
     return cell
 
 
 def tiny_assignment() -> nbformat.NotebookNode:
     """One autograded answer (7 points) and one written answer graded by hand (3 points)."""
     notebook = nbformat.v4.new_notebook()
-    notebook.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    solution = "### BEGIN SOLUTION\n{}\n### END SOLUTION"
     notebook.cells = [
         _cell("markdown", "Set `answer` to 42."),
-        _cell(
-            "code",
-            "### BEGIN SOLUTION\nanswer = 42\n### END SOLUTION",
-            solution=True,
-            grade_id="answer",
-        ),
-        _cell(
-            "code", "assert answer == 42", grade=True, locked=True, grade_id="answer_test", points=7
-        ),
-        _cell(
-            "markdown",
-            "### BEGIN SOLUTION\nIt adds up.\n### END SOLUTION",
-            grade=True,
-            solution=True,
-            grade_id="written",
-            points=3,
-        ),
-    ]
+        _cell("code", solution.format("answer = 42"), solution=True, grade_id="answer"),
+        _cell("code", "assert answer == 42", grade=True, locked=True, grade_id="test", points=7),
+        _cell("markdown", "Why?"),
+        _cell("markdown", solution.format("It adds up."), grade=True, solution=True,
+              grade_id="written", points=3),
+    ]  # fmt: skip
     return notebook
 
 
-def nbgrader(course: Path, *args: str) -> None:
+def run(course: Path, *command: str) -> str:
+    """Run an instructor's command in the course folder, with the venv's tools on PATH."""
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    done = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *args],
-        cwd=course,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = subprocess.run(command, cwd=course, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done.stdout
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> Path:
-    """A course folder whose class was autograded by nbgrader, Ada's written answer pending."""
-    course = tmp_path_factory.mktemp("course")
-    (course / "nbgrader_config.py").write_text('c.CourseDirectory.course_id = "tinycourse"\n')
-    (course / "source" / ASSIGNMENT).mkdir(parents=True)
-    nbformat.write(tiny_assignment(), course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
-    nbgrader(course, "generate_assignment", ASSIGNMENT)
-    release = nbformat.read(course / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
-    for student, (code, written) in ANSWERS.items():
+def new_course(folder: Path, answers: dict) -> Path:
+    """A course folder with the tiny assignment released and ``answers`` submitted."""
+    folder.mkdir()
+    (folder / "nbgrader_config.py").write_text('c.CourseDirectory.course_id = "tinycourse"\n')
+    (folder / "source" / ASSIGNMENT).mkdir(parents=True)
+    nbformat.write(tiny_assignment(), folder / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    run(folder, sys.executable, "-m", "nbgrader", "generate_assignment", ASSIGNMENT)
+    release = nbformat.read(folder / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    for student, (code, written) in answers.items():
         submission = nbformat.from_dict(json.loads(nbformat.writes(release)))
         submission.cells[1].source = code
         if written:
-            submission.cells[3].source = written
-        folder = course / "submitted" / student / ASSIGNMENT
-        folder.mkdir(parents=True)
-        nbformat.write(submission, folder / f"{ASSIGNMENT}.ipynb")
-    nbgrader(course, "autograde", ASSIGNMENT)
-    return course
+            submission.cells[4].source = written
+        (folder / "submitted" / student / ASSIGNMENT).mkdir(parents=True)
+        nbformat.write(
+            submission, folder / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        )
+    return folder
+
+
+def grade_by_hand(course: Path, student: str, points: float) -> None:
+    """Score the written answer, as formgrader's Manual Grading does."""
+    from nbgrader.api import Gradebook
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+            grade = gradebook.find_grade("written", ASSIGNMENT, ASSIGNMENT, student)
+            grade.manual_score, grade.needs_manual_grade = points, False
+            gradebook.db.commit()
 
 
 def certify(capsys, *args):
@@ -111,40 +96,55 @@ def certify(capsys, *args):
     return status, out, err
 
 
-def test_a_class_graded_by_nbgrader_gets_certificates_once_hand_grading_is_done(
-    graded, tmp_path, capsys
-):
-    key = tmp_path / "keys/issuer.key"
+@pytest.fixture
+def keys(tmp_path, capsys):
     assert certify(capsys, "keygen", "--out", tmp_path / "keys")[0] == 0
-    issue = ("issue", ASSIGNMENT, "--course", graded, "--key", key, "--out", tmp_path / "out")
+    return tmp_path / "keys"
+
+
+def verified(capsys, certificate: Path, keys: Path, registry: Path) -> str:
+    status, out, _ = certify(
+        capsys, "verify", certificate, "--public-key", keys / "issuer.pub", "--registry", registry
+    )
+    assert status == 0, out
+    return out
+
+
+def test_a_class_autograded_by_nbgrader_gets_certificates_once_hand_grading_is_done(
+    tmp_path, keys, capsys
+):
+    course = new_course(tmp_path / "course", CLASS)
+    run(course, sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT)
+    out = tmp_path / "out"
+    issue = ("issue", ASSIGNMENT, "--course", course, "--key", keys / "issuer.key", "--out", out)
     status, _, err = certify(capsys, *issue)
     assert status == 1 and "pending for ada:" in err
-    assert not (tmp_path / "out").exists()
+    assert not out.exists()
 
-    _grade_by_hand(graded, "ada", "written", 3.0)  # what formgrader's Manual Grading does
-    status, out, _ = certify(capsys, *issue)
-    assert status == 0, out
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["ada", "cyd"]
+    grade_by_hand(course, "ada", 3.0)
+    assert certify(capsys, *issue)[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == ["ada", "cyd"]
     for student, score in (("ada", "10 of 10"), ("cyd", "7 of 10")):
-        (path,) = (tmp_path / "out" / student).glob("*.json")
-        status, out, _ = certify(
-            capsys,
-            "verify",
-            path,
-            "--public-key",
-            tmp_path / "keys/issuer.pub",
-            "--registry",
-            graded / "certificates.sqlite",
-        )
-        assert status == 0 and score in out and "tinycourse" in out
+        (path,) = (out / student).glob("*.json")
+        shown = verified(capsys, path, keys, course / "certificates.sqlite")
+        assert score in shown and "tinycourse" in shown
 
 
-def _grade_by_hand(course: Path, student: str, cell: str, points: float) -> None:
-    from nbgrader.api import Gradebook
+def test_a_self_learner_is_graded_in_the_sandbox_and_issued_alone(tmp_path, keys, capsys):
+    # the course's host, as CERTIFICATES.md says: the learner's notebook graded like a class
+    course = new_course(tmp_path / "course", {LEARNER: ("answer = 42", "Sums of gradients.")})
+    name = ("--first-name", "Ada", "--last-name", "Lovelace")
+    run(course, sys.executable, "-m", "nbgrader", "db", "student", "add", LEARNER, *name)
+    grade = Path(sys.executable).parent / "gradacc-grade"
+    table = run(course, str(grade), "--course", str(course), ASSIGNMENT)
+    assert LEARNER in table and "graded" in table
+    out = tmp_path / "out"
+    issue = ("issue", ASSIGNMENT, "--course", course, "--key", keys / "issuer.key", "--out", out)
+    status, _, err = certify(capsys, *issue, "--student", LEARNER)
+    assert status == 1 and f"pending for {LEARNER}" in err
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-            grade = gradebook.find_grade(cell, ASSIGNMENT, ASSIGNMENT, student)
-            grade.manual_score, grade.needs_manual_grade = points, False
-            gradebook.db.commit()
+    grade_by_hand(course, LEARNER, 2.0)
+    assert certify(capsys, *issue, "--student", LEARNER)[0] == 0
+    (path,) = (out / LEARNER).glob("*.json")
+    shown = verified(capsys, path, keys, course / "certificates.sqlite")
+    assert "Ada Lovelace" in shown and "9 of 10" in shown

@@ -188,6 +188,15 @@ def test_a_valid_certificate_file_is_accepted(page, server, site):
     assert upload(page, server, certificate(site / "out", "ada")).startswith("Valid certificate")
 
 
+def test_a_certificate_saved_again_by_an_editor_is_accepted(page, server, site, tmp_path):
+    # as `verify` accepts it: other indentation, escaped characters, CRLF, a byte order mark
+    document = json.loads(certificate(site / "out", "ada").read_text("utf-8"))
+    text = json.dumps(document, indent=4, ensure_ascii=True).replace("\n", "\r\n")
+    saved = tmp_path / "saved.json"
+    saved.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert upload(page, server, saved).startswith("Valid certificate")
+
+
 @pytest.mark.parametrize(
     ("field", "value"), [("name", "Mallory"), ("score", 9.5), ("date", "2020-01-01")]
 )
