@@ -53,3 +53,9 @@ c.HTMLExporter.sanitize_html = True
 
 # Files that never go to students nor come back from them: notebook checkpoints and caches.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".DS_Store"]
+
+# `nbgrader collect` copies what a link in the exchange points to, with your rights: a
+# student's link to a file only you may read would land in submitted/. This collect copies
+# a link as a link (a named pipe as a named pipe), and gradacc-grade refuses such a
+# submission, naming each entry (see GRADING.md).
+c.ExchangeFactory.collect = "gradacc_grader.submissions.KeepLinksCollect"

@@ -1,109 +1,119 @@
 """gradacc-grade: autograde a class in a sandbox, then re-check what student code could fake.
 
-    gradacc-grade --course quizzes gradacc_faq
+    gradacc-grade --course quizzes/course gradacc_faq [--jobs 2] [--student ID ...]
 
-For each `submitted/<student>/<assignment>`, in turn:
+Each student is graded in a process and a folder of their own (gradacc_grader.results),
+`--jobs` of them at a time:
 
-1. `nbgrader autograde` runs in its own process (killed after --timeout seconds);
-   the student's kernel runs inside bubblewrap (gradacc_grader.sandbox): it sees
-   only a scratch copy of that student's submission, no course files, no network,
-   with bounded CPU time, memory and processes.
+0. A submission holding anything but regular files and folders (a link, a named pipe,
+   a socket) is refused, each such entry named (gradacc_grader.submissions).
+1. nbgrader autogrades it; the student's kernel runs inside bubblewrap
+   (gradacc_grader.sandbox): it sees only a scratch copy of the notebook, no course
+   files, no network, with bounded CPU time, memory and processes.
 2. The grader re-checks the autograded answers outside the kernel
-   (gradacc_grader.trusted) and keeps, per grade cell, the lower of nbgrader's
-   score and its own.
+   (gradacc_grader.trusted) and keeps, per grade cell, the lower of nbgrader's score
+   and its own.
+3. The student's scores and autograded/ folder are merged into the course.
 
 A submission that hangs, kills its kernel or is corrupt fails alone: its autograded
-scores are set to 0, the rest of the class is graded. See quizzes/GRADING.md.
+scores are set to 0, the rest of the class is graded.
+
+For a class spread over machines: `--results DIR` on each (for instance one
+`--student` per job of a job array) grades into DIR without touching the course;
+`--merge DIR` then merges them all. See quizzes/GRADING.md.
 """
 
 from __future__ import annotations
 
 import argparse
-import glob
 import json
+import multiprocessing
+import multiprocessing.connection
 import os
-import signal
-import subprocess
+import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field
+import time
+from dataclasses import replace
 from pathlib import Path
 
-from gradacc_grader.sandbox import Limits, SandboxError, find_bwrap, self_test
+from gradacc_grader.results import Outcome, load, merge, prepare, save
+from gradacc_grader.sandbox import (
+    Limits,
+    Sandbox,
+    SandboxError,
+    find_bwrap,
+    self_test,
+    start_harness,
+    stop_harnesses,
+)
 
 MAX_NOTEBOOK_BYTES = 20_000_000
 
 
-@dataclass
-class Outcome:
-    """What happened to one student's submission."""
-
-    student: str
-    status: str  # "graded" or why it failed
-    score: float = 0.0
-    max_score: float = 0.0
-    needs_manual_grade: bool = False
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "graded"
-
-
 def main(argv: list[str] | None = None) -> int:
-    """The console script; returns 0 when every submission was graded, 1 if any failed."""
+    """The console script; 0 when every submission was graded, 1 if any failed, 2 refused."""
     args = _parser().parse_args(argv)
     course = args.course.resolve()
-    limits = Limits(cpu_seconds=args.cpu_seconds, memory_bytes=args.memory_mb << 20)
     problem = _check_course(course, args.assignment)
     if problem:
         print(f"gradacc-grade: {problem}", file=sys.stderr)
         return 2
-    if args.unsafe_no_sandbox:
-        print(
-            "gradacc-grade: WARNING: --unsafe-no-sandbox: student code runs with YOUR rights "
-            "and can read the solutions and rewrite the gradebook.",
-            file=sys.stderr,
-        )
-    else:
-        try:
-            find_bwrap()
-            self_test(hidden=course, limits=limits)
-        except SandboxError as error:
-            print(f"gradacc-grade: refusing to grade without a sandbox: {error}", file=sys.stderr)
+    if args.merge:
+        folders = sorted(p.parent for p in args.merge.glob("*/outcome.json"))
+        if not folders:
+            print(f"gradacc-grade: {args.merge} holds no results to merge", file=sys.stderr)
             return 2
-    students = sorted(p.parent.name for p in (course / "submitted").glob(f"*/{args.assignment}"))
-    outcomes = []
+        return _report([merge(course, args.assignment, folder) for folder in folders])
+    sandbox = _sandbox(args, course)
+    if sandbox is None:
+        return 2
+    _preload()
+    students = args.student or sorted(
+        p.parent.name for p in (course / "submitted").glob(f"*/{args.assignment}")
+    )
     with tempfile.TemporaryDirectory(prefix="gradacc-grade-") as scratch:
-        for student in students:
-            outcome = grade_student(course, args.assignment, student, args, limits, Path(scratch))
-            print(f"  {student}: {outcome.status}", file=sys.stderr, flush=True)
-            outcomes.append(outcome)
-    print(score_table(outcomes))
-    return 0 if all(o.ok for o in outcomes) else 1
+        results = args.results.resolve() if args.results else Path(scratch)
+        outcomes = grade_class(
+            course,
+            args.assignment,
+            students,
+            sandbox,
+            args.jobs,
+            args.timeout,
+            results,
+            merge_into_course=args.results is None,
+        )
+    return _report(outcomes)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gradacc-grade", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("assignment", help="the assignment to grade, e.g. gradacc_faq")
-    parser.add_argument("--course", type=Path, required=True, help="the nbgrader course folder")
-    parser.add_argument(
-        "--timeout", type=float, default=600, help="seconds one student may take in all"
-    )
-    parser.add_argument(
-        "--cpu-seconds", type=int, default=Limits.cpu_seconds, help="CPU seconds per kernel"
-    )
-    parser.add_argument(
-        "--memory-mb", type=int, default=Limits.memory_bytes >> 20, help="address space, MiB"
-    )
-    parser.add_argument(
+    add = parser.add_argument
+    add("assignment", help="the assignment to grade, e.g. gradacc_faq")
+    add("--course", type=Path, required=True, help="the nbgrader course folder")
+    add("--jobs", type=_positive, default=1, help="students graded at the same time (cores)")
+    add("--student", action="append", help="grade only this student (repeat for more)")
+    add("--results", type=Path, help="grade into this folder, not the course (merge later)")
+    add("--merge", type=Path, help="merge the results folder of earlier --results runs")
+    add("--timeout", type=float, default=600, help="seconds one student may take in all")
+    add("--cpu-seconds", type=int, default=Limits.cpu_seconds, help="CPU seconds per kernel")
+    add("--memory-mb", type=int, default=Limits.memory_bytes >> 20, help="address space, MiB")
+    add(
         "--unsafe-no-sandbox",
         action="store_true",
         help="grade WITHOUT the sandbox, with your own rights (only for code you trust)",
     )
     return parser
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
 
 
 def _check_course(course: Path, assignment: str) -> str | None:
@@ -119,57 +129,160 @@ def _check_course(course: Path, assignment: str) -> str | None:
     return None
 
 
-def grade_student(
-    course: Path, assignment: str, student: str, args, limits: Limits, scratch: Path
-) -> Outcome:
-    """Autograde one submission in its own process, then apply the trusted re-checks."""
-    if (course / "submitted" / student / assignment).is_symlink():
-        status = "refused: the submission folder is a symbolic link"
+def _sandbox(args, course: Path) -> Sandbox | None:
+    """The sandbox to grade in, after its self-test; None (and why, printed) if refused."""
+    limits = Limits(cpu_seconds=args.cpu_seconds, memory_bytes=args.memory_mb << 20)
+    sandbox = Sandbox(hidden=(course,), limits=limits, unsafe=args.unsafe_no_sandbox)
+    if sandbox.unsafe:
+        print(
+            "gradacc-grade: WARNING: --unsafe-no-sandbox: student code runs with YOUR rights "
+            "and can read the solutions and rewrite the gradebook.",
+            file=sys.stderr,
+        )
+        return sandbox
+    try:
+        find_bwrap()
+        self_test(sandbox)
+    except SandboxError as error:
+        print(f"gradacc-grade: refusing to grade without a sandbox: {error}", file=sys.stderr)
+        return None
+    return sandbox
+
+
+def _preload() -> None:
+    """Import what every student's grading needs once, before the students' processes fork."""
+    # nbgrader's autograde and kernel client; torch for the re-check's references, with
+    # torch._dynamo, which an optimizer's first step imports (1.3 s a student otherwise).
+    import nbgrader.apps  # noqa: F401
+    import torch._dynamo  # noqa: F401
+
+    import gradacc_grader.trusted  # noqa: F401
+
+
+def _report(outcomes: list[Outcome]) -> int:
+    print(score_table(outcomes))
+    return 0 if all(o.ok for o in outcomes) else 1
+
+
+def grade_class(
+    course: Path,
+    assignment: str,
+    students: list[str],
+    sandbox: Sandbox,
+    jobs: int,
+    timeout: float,
+    results: Path,
+    merge_into_course: bool = True,
+) -> list[Outcome]:
+    """Grade each student in a process of their own, `jobs` at a time; their outcomes.
+
+    Each result is merged into the course as soon as it is there (unless
+    merge_into_course is False: then it stays in `results/<student>/`).
+    """
+    waiting, running, outcomes = list(students), {}, []
+    while waiting or running:
+        while waiting and len(running) < jobs:
+            folder = results / waiting.pop(0)
+            refused = prepare(course, assignment, folder.name, folder)
+            if refused:
+                save(folder, _record(folder, assignment, folder.name, refused, []))
+                outcomes.append(_conclude(course, assignment, folder, merge_into_course))
+            else:
+                # A core no other student waits for: the re-check's harness starts with the
+                # kernel and imports torch meanwhile (one student, or the last ones).
+                spare = not waiting and len(running) + 1 < (os.cpu_count() or 1)
+                process = _start(course, assignment, sandbox, folder, spare)
+                running[process.sentinel] = (process, folder, time.monotonic() + timeout)
+        for key in _ended(running):
+            process, folder, _ = running.pop(key)
+            _finish(process, assignment, folder, timeout)
+            outcomes.append(_conclude(course, assignment, folder, merge_into_course))
+    return sorted(outcomes, key=lambda outcome: outcome.student)
+
+
+def _ended(running: dict) -> list:
+    """Wait until a grading process ends or runs out of time; the keys of those."""
+    if not running:
+        return []
+    deadline = min(end for _, _, end in running.values())
+    ready = multiprocessing.connection.wait(list(running), max(0.0, deadline - time.monotonic()))
+    now = time.monotonic()
+    return [key for key, (_, _, end) in running.items() if key in ready or now >= end]
+
+
+def _start(course: Path, assignment: str, sandbox: Sandbox, folder: Path, spare: bool):
+    """Start grading the student's folder in a forked process.
+
+    Forked, not spawned: the child has nbgrader and torch imported already (main
+    imported them), which saves seconds per student.
+    """
+    context = multiprocessing.get_context("fork")
+    args = (course, assignment, sandbox, folder, spare)
+    process = context.Process(target=_grade_here, args=args, name=f"grade-{folder.name}")
+    process.start()
+    return process
+
+
+def _finish(process, assignment: str, folder: Path, timeout: float) -> None:
+    """Make sure the student's outcome is saved: if the process hung or died, zeros and why."""
+    hung = process.is_alive()
+    if hung:
+        process.kill()  # its kernel and re-check die with it (bwrap --die-with-parent)
+    process.join()
+    if (folder / "outcome.json").is_file():
+        return
+    if hung:
+        status = f"failed: took more than {timeout:.0f} s"
     else:
-        status = _run_autograde(course, assignment, student, args, limits, scratch)
+        status = f"failed: the grading process ended with exit code {process.exitcode}"
+    save(folder, _record(folder, assignment, folder.name, status, []))
+
+
+def _conclude(course: Path, assignment: str, folder: Path, merge_into_course: bool) -> Outcome:
+    outcome = merge(course, assignment, folder) if merge_into_course else load(folder)
+    print(f"  {outcome.student}: {outcome.status}", file=sys.stderr, flush=True)
+    return outcome
+
+
+def _grade_here(course: Path, assignment: str, sandbox: Sandbox, folder: Path, spare: bool):
+    """In the child: autograde the student's folder, re-check, save the outcome."""
     from gradacc_grader.trusted import checks_for
 
-    checks = checks_for(assignment, limits, sandbox=not args.unsafe_no_sandbox)
-    return _record(course, assignment, student, status, checks)
+    log = os.open(folder / "grading.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(log, 1)  # the kernel's and nbgrader's chatter goes to the student's log
+    os.dup2(log, 2)
+    # The re-check's sandbox hides the student's folder too (it holds the answer's tests).
+    sandbox = replace(sandbox, hidden=(*sandbox.hidden, folder), ready=[])
+    if spare:
+        start_harness(sandbox)
+    status = _autograde(folder, assignment, sandbox)
+    for scratch in folder.glob("kernel-*"):
+        shutil.rmtree(scratch, ignore_errors=True)
+    checks = checks_for(assignment, course, sandbox)
+    outcome = _record(folder, assignment, folder.name, status, checks)
+    stop_harnesses(sandbox)
+    save(folder, outcome)
 
 
-def _run_autograde(course, assignment, student, args, limits, scratch) -> str:
-    command = [sys.executable, "-m", "nbgrader", "autograde", assignment, "--force"]
-    command += [f"--student={glob.escape(student)}", f"--CourseDirectory.root={course}"]
-    if not args.unsafe_no_sandbox:
-        command += [
-            "--Execute.kernel_manager_class=gradacc_grader.sandbox.SandboxKernelManager",
-            f"--SandboxKernelManager.course_root={course}",
-            f"--SandboxKernelManager.scratch_root={scratch}",
-            f"--SandboxKernelManager.cpu_seconds={limits.cpu_seconds}",
-            f"--SandboxKernelManager.memory_bytes={limits.memory_bytes}",
-        ]
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    # The log goes to a file, not a pipe: a kernel that outlives nbgrader cannot block us.
-    with tempfile.TemporaryFile("w+") as log:
-        process = subprocess.Popen(
-            command,
-            cwd=course,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,  # its own process group, killed as a whole
-        )
-        try:
-            process.wait(timeout=args.timeout)
-        except subprocess.TimeoutExpired:
-            return f"failed: took more than {args.timeout:.0f} s"
-        finally:
-            if process.poll() is None:
-                # the sandboxed kernel dies with nbgrader (bwrap --die-with-parent)
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        log.seek(0)
-        text = log.read()
-    if process.returncode != 0:  # nbgrader exits 1 when it could not grade the submission
-        return f"failed: {_reason(text)}"
-    return "graded"
+def _autograde(folder: Path, assignment: str, sandbox: Sandbox) -> str:
+    """Run nbgrader's autograde in this process on the student's folder; "graded" or why not."""
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
+    config.CourseDirectory.root = str(folder)
+    if not sandbox.unsafe:
+        config.Execute.kernel_manager_class = "gradacc_grader.sandbox.SandboxKernelManager"
+        manager = config.SandboxKernelManager
+        manager.course_root, manager.hidden = str(folder), [str(p) for p in sandbox.hidden]
+        manager.scratch_root = str(folder)
+        manager.cpu_seconds = sandbox.limits.cpu_seconds
+        manager.memory_bytes = sandbox.limits.memory_bytes
+    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    result = api.autograde(assignment, folder.name, force=True, create=True)
+    return "graded" if result["success"] else f"failed: {_reason(result.get('log') or '')}"
 
 
 def _reason(log: str) -> str:
@@ -181,12 +294,12 @@ def _reason(log: str) -> str:
     return (log.strip().splitlines() or ["nbgrader failed"])[-1][-160:]
 
 
-def _record(course: Path, assignment: str, student: str, status: str, checks) -> Outcome:
-    """Apply the trusted checks (or zeros after a failure) to the gradebook; read the totals."""
+def _record(folder: Path, assignment: str, student: str, status: str, checks) -> Outcome:
+    """Apply the trusted checks (or zeros after a failure) to the student's gradebook."""
     from nbgrader.api import Gradebook, MissingEntry
 
     outcome = Outcome(student, status)
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gradebook:
         try:
             submission = gradebook.find_submission(assignment, student)
         except MissingEntry:
@@ -196,29 +309,30 @@ def _record(course: Path, assignment: str, student: str, status: str, checks) ->
         for notebook in submission.notebooks:
             # nbgrader's autograded copy holds the cells as they ran: locked and test cells
             # put back from the source, the student's own cells as submitted.
-            path = course / "autograded" / student / assignment / f"{notebook.name}.ipynb"
-            cells, sources = _read_cells(path)
-            for grade in notebook.grades:
-                if grade.cell.cell_type != "code" or grade.auto_score is None:
-                    continue
-                check = next((c for c in checks if c.grade_id == grade.name), None)
-                if not outcome.ok:
-                    trusted, why = 0.0, "submission failed"
-                elif check is None or grade.auto_score == 0:
-                    continue  # nothing to re-check, or nothing a re-check could take back
-                else:
-                    passed, why = check.run(cells, sources)
-                    trusted = grade.max_score if passed else 0.0
-                if grade.auto_score > trusted:
-                    outcome.notes.append(
-                        f"{grade.name}: {grade.auto_score:g} -> {trusted:g} ({why})"
-                    )
-                    grade.auto_score = trusted
+            path = folder / "autograded" / student / assignment / f"{notebook.name}.ipynb"
+            _apply_checks(notebook, _read_cells(path), checks, outcome)
         gradebook.db.commit()
         submission = gradebook.find_submission(assignment, student)
         outcome.score, outcome.max_score = submission.score, submission.max_score
         outcome.needs_manual_grade = submission.needs_manual_grade
     return outcome
+
+
+def _apply_checks(notebook, cells, checks, outcome: Outcome) -> None:
+    """Per autograded cell: min(nbgrader's score, the trusted check's); 0 after a failure."""
+    for grade in notebook.grades:
+        if grade.cell.cell_type != "code" or grade.auto_score is None:
+            continue
+        check = next((c for c in checks if c.grade_id == grade.name), None)
+        if not outcome.ok:
+            trusted, why = 0.0, "submission not graded"
+        elif check is None or grade.auto_score == 0:
+            continue  # nothing to re-check, or nothing a re-check could take back
+        else:
+            trusted, why = check.run(*cells)
+        if grade.auto_score > trusted:
+            outcome.notes.append(f"{grade.name}: {grade.auto_score:g} -> {trusted:g} ({why})")
+            grade.auto_score = trusted
 
 
 def _read_cells(path: Path):

@@ -1,36 +1,52 @@
 """A bubblewrap sandbox for student code: no course files, no network, bounded CPU and memory.
 
-The sandbox sees a read-only copy of the system, of Python and of this package,
-an empty in-memory home and /tmp, and one writable folder: the scratch copy of
-the student's own submission. Nothing else of the machine exists inside it: not
-the course's `source/` or `release/`, not the other students, not the gradebook.
-It has no network interface except a loopback that is down.
+The sandbox sees a read-only copy of the system, of Python and its venv, of the
+student package (`gradacc_lessons`) and of the scripts in `inside/` (at /opt/gradacc),
+an empty in-memory home and /tmp, and one writable folder: its scratch folder.
+Nothing else of the machine exists in it: not the course (`source/`, `release/`, the
+answer keys, other students, the gradebook), not the grader's work folders, not this
+package. Its network namespace holds only a loopback that is down. Student code
+cannot create user namespaces in it (bwrap's --disable-userns), so it cannot build a
+sandbox of its own with other mounts or more rights.
 
-The kernel that runs a submission talks to nbgrader over Unix sockets (jupyter's
-`ipc` transport) in a folder bound into the sandbox, since TCP cannot cross the
-network namespace.
+Two kinds of process run in it, each in a sandbox of its own:
+
+- the kernel that nbgrader drives (`SandboxKernelManager`), which talks to nbgrader over
+  Unix sockets in a folder bound into the sandbox (TCP cannot cross the network
+  namespace); its scratch folder holds the submitted notebook and nothing else;
+- the trusted re-check's harness (`run_exercise`), whose result comes back on a pipe the
+  grader created and reads, never through a file the student's code could replace.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import json
 import os
+import select
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Integer, Unicode
+from traitlets import Integer, List, Unicode
 
 HOME = "/home/student"
 WORK = f"{HOME}/work"  # where the scratch folder appears inside the sandbox
+INSIDE = "/opt/gradacc"  # where inside/ (and, for root, bwrap) appear inside the sandbox
 NOBODY = 65534  # the user the code runs as when the grader is started as root
-_JAIL = Path(__file__).with_name("inside") / "jail.py"
+MAX_RESULT_BYTES = 10_000_000  # the most a sandboxed process may send back
+# -I: no PYTHON* variables, no user site, and neither the script's folder nor the working
+# folder on sys.path (a student's `torch.py` never shadows torch); -B: writes no .pyc files.
+PYTHON = (sys.executable, "-I", "-B")
+_INSIDE = Path(__file__).resolve().with_name("inside")
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-_SECRET_MARKERS = (b"BEGIN HIDDEN TESTS", b"BEGIN SOLUTION")
 _ETC = ("passwd", "group", "nsswitch.conf", "ld.so.cache", "ld.so.conf", "localtime", "fonts")
 
 
@@ -48,9 +64,137 @@ class Limits:
 
     cpu_seconds: int = 300  # CPU time of the kernel, all cells together
     memory_bytes: int = 4 << 30  # address space: torch + matplotlib need about 1 GiB
-    processes: int = 64  # processes and threads of the sandbox's user
+    processes: int = 64  # processes and threads, counted in the sandbox's user namespace
     file_bytes: int = 256 << 20  # largest file it may write
     tmpfs_bytes: int = 256 << 20  # size of the in-memory home and /tmp each
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How student code runs: the folders it must not see, its limits, bwrap or not.
+
+    `hidden`: the course folder and the grader's work folders. `unsafe`
+    (--unsafe-no-sandbox) keeps the limits and the fresh process but drops bubblewrap:
+    the code runs with the grader's rights. `ready` holds harnesses started ahead of
+    time by `start_harness`, each used once by `run_exercise`.
+
+    >>> cmd = Sandbox(hidden=(Path("/srv/course"),)).command(["true"], Path("/tmp/x"))
+    >>> "--unshare-net" in cmd and cmd[-1] == "true"
+    True
+    """
+
+    hidden: tuple[Path, ...]
+    limits: Limits = Limits()
+    unsafe: bool = False
+    ready: list = field(default_factory=list, compare=False, repr=False)
+
+    def command(self, command: list[str], scratch: Path, shared: tuple = ()) -> list[str]:
+        """The command line that runs `command` in this sandbox, in its scratch folder.
+
+        `shared` folders are bound writable at their own path (the kernel's sockets).
+        """
+        limits = [*_limit_args(self.limits), "--"]
+        if self.unsafe:
+            return [*PYTHON, "-S", str(_INSIDE / "jail.py"), *limits, *command]
+        jail = [*PYTHON, "-S", f"{INSIDE}/inside/jail.py", *limits]
+        return [*_bwrap_args(self, scratch, shared), "--", *_userns_guard(), *jail, *command]
+
+    def run(self, command: list[str], timeout: float, request: bytes = b"", shared=()) -> dict:
+        """Run `command` in a new sandbox now, send it `request`; the JSON object it sent back."""
+        return Running(self, command, shared).answer(request, timeout)
+
+
+class Running:
+    """A command started in a sandbox of its own, with a fresh scratch folder.
+
+    The command gets one more argument: the file descriptor of a result pipe that this
+    process created and reads. It reads one request on stdin and sends one JSON object
+    on that pipe (at most MAX_RESULT_BYTES). Student code in the sandbox can write
+    nonsense into the pipe, but it cannot make the grader read anything else (a link,
+    /proc/kmsg, a file of the course). Started early, it imports torch while the
+    grader does other work; `answer` sends the request and waits.
+    """
+
+    def __init__(self, sandbox: Sandbox, command: list[str], shared: tuple[Path, ...] = ()):
+        self.scratch = Path(tempfile.mkdtemp(prefix="gradacc-run-"))
+        give_to_sandbox(self.scratch)
+        # stderr to a file, not a pipe, which a chatty sandbox could fill and block on
+        self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop)
+        read_end, write_end = os.pipe()
+        try:
+            self.process = subprocess.Popen(
+                sandbox.command([*command, str(write_end)], self.scratch, shared),
+                cwd=self.scratch,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=self.stderr,
+                pass_fds=[write_end],
+                start_new_session=True,  # its own process group, killed as a whole
+            )
+        finally:
+            os.close(write_end)  # the sandbox holds the only write end: EOF when it is done
+        self.result = os.fdopen(read_end, "rb")
+
+    def answer(self, request: bytes, timeout: float) -> dict:
+        """Send the request, wait for the result (or {"error": why}), then clean up."""
+        try:
+            self.process.stdin.write(request)
+            self.process.stdin.close()
+        except OSError:
+            pass  # it ended early: the result below says so
+        data = _read_until_eof(self.result, time.monotonic() + timeout)
+        self._kill()
+        result = _parse_result(data, timeout)
+        if "error" in result and not data:  # it died without a word: say what it printed
+            result["error"] += f" ({self.last_words()})"
+        self.stop()
+        return result
+
+    def last_words(self) -> str:
+        """The last line the sandbox wrote on stderr (bwrap's complaint, a crash)."""
+        self.stderr.seek(max(0, self.stderr.seek(0, os.SEEK_END) - 2000))
+        lines = self.stderr.read().decode(errors="replace").strip().splitlines()
+        return (lines or ["nothing on stderr"])[-1][-300:]
+
+    def stop(self) -> None:
+        """Kill whatever still runs in the sandbox, close its pipes, remove its scratch."""
+        self._kill()
+        for stream in (self.process.stdin, self.result, self.stderr):
+            stream.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def _kill(self) -> None:
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):  # ended meanwhile
+                os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+
+def start_harness(sandbox: Sandbox) -> None:
+    """Start a harness ahead of time (it imports torch meanwhile); run_exercise uses it."""
+    sandbox.ready.append(Running(sandbox, _harness_command(sandbox)))
+
+
+def stop_harnesses(sandbox: Sandbox) -> None:
+    """Stop the harnesses started ahead of time that no exercise used."""
+    while sandbox.ready:
+        sandbox.ready.pop().stop()
+
+
+def run_exercise(source: str, module: str, seed: int, sandbox: Sandbox, timeout=120.0) -> dict:
+    """Run a student's cell on an exercise's cases in a fresh sandbox; what the harness sent.
+
+    `module` names an exercise module of inside/ (see inside/loop_harness.py); the
+    result is {case name: outcome}, or {"error": why} if the cell or the harness failed.
+    """
+    harness = sandbox.ready.pop() if sandbox.ready else Running(sandbox, _harness_command(sandbox))
+    request = {"module": module, "seed": seed, "source": source}
+    return harness.answer(json.dumps(request).encode(), timeout)
+
+
+def _harness_command(sandbox: Sandbox) -> list[str]:
+    folder = _INSIDE if sandbox.unsafe else f"{INSIDE}/inside"
+    return [*PYTHON, f"{folder}/loop_harness.py"]
 
 
 def find_bwrap() -> str:
@@ -67,65 +211,51 @@ def find_bwrap() -> str:
 
 
 def readonly_paths() -> list[Path]:
-    """What the sandbox sees read-only besides the system: Python, the venv, the course's
-    student package (an assignment may import it) and this package (its `inside` scripts)."""
-    import gradacc_lessons
-
+    """What the sandbox sees read-only besides the system: Python, its venv, gradacc_lessons."""
     paths = {Path(sys.base_prefix).resolve(), Path(sys.prefix), Path(sys.prefix).resolve()}
-    paths.add(Path(__file__).resolve().parent)
-    paths.add(Path(gradacc_lessons.__file__).resolve().parent)
+    spec = importlib.util.find_spec("gradacc_lessons")  # an editable install lives elsewhere
+    if spec and spec.submodule_search_locations:
+        paths.add(Path(list(spec.submodule_search_locations)[0]).resolve())
     return sorted(paths)
 
 
-def bwrap_command(
-    command: list[str],
-    scratch: Path,
-    limits: Limits = Limits(),
-    *,
-    shared: tuple[Path, ...] = (),
-    hidden: tuple[Path, ...] = (),
-) -> list[str]:
-    """The bwrap command line that runs `command` in the sandbox, cwd = its scratch folder.
-
-    `shared` folders are bound writable at their own path (the kernel's sockets);
-    `hidden` folders (the course) are covered by an empty tmpfs wherever a
-    read-only bind would otherwise expose them.
-
-    >>> cmd = bwrap_command(["true"], Path("/tmp/x"))
-    >>> "--unshare-net" in cmd and cmd[-1] == "true"
-    True
-    """
-    size = str(limits.tmpfs_bytes)
+def _bwrap_args(sandbox: Sandbox, scratch: Path, shared: tuple[Path, ...]) -> list[str]:
+    size = str(sandbox.limits.tmpfs_bytes)
     args = [find_bwrap(), *_system_binds(), "--dev", "/dev", "--proc", "/proc"]
     # Writable by anyone inside, like a real /tmp: the code may run as `nobody`.
     args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
-    args += _parents([HOME, *readonly_paths(), *shared])
+    args += _parents([HOME, *readonly_paths(), f"{INSIDE}/inside", *shared])
     args += ["--perms", "1777", "--size", size, "--tmpfs", HOME]
-    args += _python_binds(hidden) + _masks()
+    # This package is hidden too: installed into the venv, it would show through it.
+    args += _python_binds((*sandbox.hidden, Path(__file__).resolve().parent))
+    args += ["--ro-bind", str(_INSIDE), f"{INSIDE}/inside"]
     args += ["--bind", str(scratch), WORK, "--chdir", WORK]
     for folder in shared:
         args += ["--bind", str(folder), str(folder)]
     args += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     args += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--clearenv"]
     args += _environment()
-    jail = [sys.executable, "-I", str(_JAIL), *_limit_args(limits)]
-    if os.geteuid() == 0:
-        # bwrap started by root keeps no capability but these two, which jail.py
-        # uses to become `nobody` for good before it starts the student's code.
-        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
-        jail += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
-    else:
-        args += ["--unshare-user"]
-    return [*args, "--", *jail, "--", *command]
+    if os.geteuid() != 0:
+        return [*args, "--unshare-user", "--disable-userns"]
+    # Started by root, bwrap keeps no capability but these two, which jail.py uses to
+    # become `nobody` for good before _userns_guard's inner bwrap starts.
+    args += ["--ro-bind", str(Path(find_bwrap()).resolve()), f"{INSIDE}/bwrap"]
+    return [*args, "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
 
 
-def limited_command(command: list[str], limits: Limits = Limits()) -> list[str]:
-    """`command` with the resource limits only, no sandbox (for --unsafe-no-sandbox).
+def _userns_guard() -> list[str]:
+    """As root: become `nobody`, then an inner bwrap that forbids new user namespaces.
 
-    >>> limited_command(["true"])[-2:]
-    ['--', 'true']
+    --disable-userns needs a user namespace made for the sandbox, and one made by root
+    maps to root outside, where RLIMIT_NPROC does not bind. So the outer sandbox (root,
+    no user namespace) turns into `nobody`, whose inner bwrap makes the user namespace
+    with the outer sandbox's files as they are (/ bound on /, devices included).
     """
-    return [sys.executable, "-I", str(_JAIL), *_limit_args(limits), "--", *command]
+    if os.geteuid() != 0:
+        return []
+    drop = [*PYTHON, "-S", f"{INSIDE}/inside/jail.py", f"--uid={NOBODY}", f"--gid={NOBODY}"]
+    inner = [f"{INSIDE}/bwrap", "--dev-bind", "/", "/", "--unshare-user", "--disable-userns"]
+    return [*drop, "--", *inner, "--die-with-parent", "--"]
 
 
 def _system_binds() -> list[str]:
@@ -155,17 +285,8 @@ def _parents(paths: list) -> list[str]:
     return [arg for parent in made for arg in ("--perms", "0755", "--dir", str(parent))]
 
 
-def _masks() -> list[str]:
-    # This package builds the quizzes, so some of its files hold hidden tests and
-    # solutions: the sandbox sees them empty.
-    args = []
-    for path in sorted(Path(__file__).resolve().parent.rglob("*")):
-        if path.is_file() and any(marker in path.read_bytes() for marker in _SECRET_MARKERS):
-            args += ["--ro-bind", "/dev/null", str(path)]
-    return args
-
-
 def _python_binds(hidden: tuple[Path, ...]) -> list[str]:
+    """Python, its venv and gradacc_lessons read-only; a hidden folder inside them covered."""
     args = []
     paths = readonly_paths()
     for path in paths:
@@ -178,7 +299,7 @@ def _python_binds(hidden: tuple[Path, ...]) -> list[str]:
                 "show the course to the student. Keep Python and its venv outside the course."
             )
         if any(secret.is_relative_to(p) for p in paths):
-            args += ["--tmpfs", str(secret)]
+            args += ["--tmpfs", str(secret)]  # an empty folder where it was
     return args
 
 
@@ -207,6 +328,39 @@ def _limit_args(limits: Limits) -> list[str]:
     ]
 
 
+def _read_until_eof(pipe, deadline: float) -> bytes | str:
+    """What arrives on the pipe until every writer closed it; a reason if it cannot."""
+    chunks, size = [], 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([pipe], [], [], left)[0]:
+            return "timeout"
+        chunk = os.read(pipe.fileno(), 1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_RESULT_BYTES:
+            return f"more than {MAX_RESULT_BYTES} bytes"
+        chunks.append(chunk)
+
+
+def _parse_result(data: bytes | str, timeout: float) -> dict:
+    """The JSON object the sandbox sent, or {"error": why}.
+
+    >>> _parse_result(b'{"a": 1}', 1), _parse_result(b"[1]", 1), _parse_result("timeout", 5)
+    ({'a': 1}, {'error': 'its result is not a JSON object'}, {'error': 'it did not finish in 5 s'})
+    """
+    if data == "timeout":
+        return {"error": f"it did not finish in {timeout:.0f} s"}
+    if isinstance(data, str):
+        return {"error": f"it sent {data}"}
+    try:
+        result = json.loads(data)
+    except (ValueError, RecursionError):
+        return {"error": "it sent an unreadable result" if data else "it sent no result"}
+    return result if isinstance(result, dict) else {"error": "its result is not a JSON object"}
+
+
 def give_to_sandbox(path: Path) -> None:
     """Make a folder (and all it holds) writable by the sandbox's user."""
     if os.geteuid() != 0:
@@ -217,69 +371,86 @@ def give_to_sandbox(path: Path) -> None:
 
 
 _PROBE = """
-import json, os, socket
-result = {"uid": os.getuid(), "cwd": os.getcwd()}
-open("probe.txt", "w").write("ok")
-result["wrote_scratch"] = open("probe.txt").read() == "ok"
+import ctypes, json, os, socket, sys
+fd, hidden = int(sys.argv[-1]), sys.argv[1:-1]
+found = {"uid": os.getuid(), "cwd": os.getcwd()}
+with open("probe.txt", "w") as f:
+    f.write("ok")
+found["wrote_scratch"] = open("probe.txt").read() == "ok"
 try:
-    socket.create_connection(("1.1.1.1", 80), timeout=2)
-    result["network"] = True
+    socket.create_connection(("1.1.1.1", 80), timeout=2).close()
+    found["network"] = True
 except OSError:
-    result["network"] = False
-result["sees_hidden"] = os.path.exists(os.environ.get("PROBE_HIDDEN", "/nonexistent"))
-print(json.dumps(result))
+    found["network"] = False
+# a hidden folder inside a bound one is there as an empty tmpfs: seen if it shows more
+found["sees"] = [p for p in hidden if os.path.isfile(p) or os.path.isdir(p) and os.listdir(p)]
+found["devices"] = len(open("/dev/urandom", "rb").read(8)) == 8  # torch needs it
+found["userns"] = ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0  # CLONE_NEWUSER
+found["cwd_on_path"] = [p for p in sys.path if p in ("", ".", os.getcwd())]
+os.write(fd, json.dumps(found).encode())
 """
 
 
-def self_test(hidden: Path | None = None, limits: Limits = Limits()) -> dict:
-    """Start a tiny sandboxed Python and check what it can do; SandboxError if anything is off.
+def self_test(sandbox: Sandbox) -> dict[str, dict]:
+    """Probe both sandboxes, the kernel's and the re-check's; SandboxError if anything is off.
 
-    Checks that it starts at all, writes its scratch folder, has no network and
-    does not see `hidden` (the course folder).
+    Each must start, write its scratch folder, read /dev/urandom, and must not reach
+    the network, see a hidden folder, create a user namespace, have its working folder
+    on sys.path, or run as root; its answer comes on the grader's pipe. Returns what
+    each probe found, by sandbox.
     """
-    with tempfile.TemporaryDirectory(prefix="gradacc-selftest-") as tmp:
-        scratch = Path(tmp) / "work"
-        scratch.mkdir()
-        give_to_sandbox(scratch)
-        hide = (hidden,) if hidden else ()
-        command = bwrap_command([sys.executable, "-I", "-c", _PROBE], scratch, limits, hidden=hide)
-        env_at = command.index("--clearenv") + 1
-        command[env_at:env_at] = ["--setenv", "PROBE_HIDDEN", str(hidden or "/nonexistent")]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
-    if done.returncode != 0:
+    found = {}
+    with tempfile.TemporaryDirectory(prefix="gradacc-selftest-") as sockets:
+        give_to_sandbox(Path(sockets))
+        command = [*PYTHON, "-c", _PROBE, *map(str, sandbox.hidden)]
+        # Started together, answered in turn: the two probes overlap.
+        kernel = Running(sandbox, command, shared=(Path(sockets),))  # as SandboxKernelManager
+        recheck = Running(sandbox, command)  # as run_exercise
+        for kind, running in (("kernel", kernel), ("re-check", recheck)):
+            found[kind] = _judge(kind, running.answer(b"", 60))
+    return found
+
+
+def _judge(kind: str, found: dict) -> dict:
+    if "error" in found:
         raise SandboxError(
-            f"bubblewrap is installed but its self-test failed (exit {done.returncode}): "
-            f"{done.stderr.strip()[-500:]}\nOn Ubuntu 24.04+ unprivileged user namespaces may be "
+            f"bubblewrap is installed but the {kind} sandbox's self-test failed: "
+            f"{found['error']}.\nOn Ubuntu 24.04+ unprivileged user namespaces may be "
             "restricted by AppArmor (sysctl kernel.apparmor_restrict_unprivileged_userns); "
             "run as a user allowed to use bwrap, or pass --unsafe-no-sandbox explicitly."
         )
-    result = json.loads(done.stdout.strip().splitlines()[-1])
     problems = [
         text
         for bad, text in [
-            (not result["wrote_scratch"], "cannot write its scratch folder"),
-            (result["network"], "can open a network connection"),
-            (result["sees_hidden"], f"can see the course folder {hidden}"),
+            (not found.get("wrote_scratch"), "cannot write its scratch folder"),
+            (not found.get("devices"), "cannot read /dev/urandom"),
+            (found.get("network") is not False, "can open a network connection"),
+            (found.get("sees") != [], f"can see {found.get('sees')}"),
+            (found.get("userns") is not False, "can create a user namespace"),
+            (found.get("cwd_on_path") != [], "has its working folder on sys.path"),
+            (found.get("uid") == 0, "runs student code as root"),
         ]
         if bad
     ]
     if problems:
-        raise SandboxError("the sandbox self-test failed: the sandbox " + "; ".join(problems))
-    return result
+        raise SandboxError(f"the {kind} sandbox's self-test failed: it " + "; ".join(problems))
+    return found
 
 
 class SandboxKernelManager(AsyncKernelManager):
     """A kernel manager that starts every kernel inside the bubblewrap sandbox.
 
-    nbgrader starts the kernel in `<course>/autograded/<student>/<assignment>`;
-    this manager copies `<course>/submitted/<student>/<assignment>` into a fresh
-    scratch folder and runs `python -m ipykernel_launcher` there, as the student's
-    only writable place. Whatever the notebook's metadata names, the kernel is Python.
+    nbgrader starts the kernel in `<course>/autograded/<student>/<assignment>`; this
+    manager copies the submitted notebooks of `<course>/submitted/<student>/<assignment>`
+    (regular files only, nothing else of the submission) into a fresh scratch folder and
+    runs `python -I -m ipykernel_launcher` there. Whatever the notebook's metadata names,
+    the kernel is Python.
     """
 
-    course_root = Unicode(help="the nbgrader course folder, hidden from the kernel").tag(
+    course_root = Unicode(help="the nbgrader course folder nbgrader runs in (hidden)").tag(
         config=True
     )
+    hidden = List(Unicode(), help="more folders the kernel must not see").tag(config=True)
     scratch_root = Unicode(help="folder where each kernel gets its scratch copy").tag(config=True)
     cpu_seconds = Integer(Limits.cpu_seconds).tag(config=True)
     memory_bytes = Integer(Limits.memory_bytes).tag(config=True)
@@ -289,28 +460,28 @@ class SandboxKernelManager(AsyncKernelManager):
         kwargs["kernel_name"] = "python3"  # never a kernel the student's metadata asks for
         super().__init__(**kwargs)
 
-    def _limits(self) -> Limits:
-        return Limits(self.cpu_seconds, self.memory_bytes, self.processes)
+    def sandbox(self) -> Sandbox:
+        """The sandbox this manager's kernels run in."""
+        hidden = tuple(Path(p) for p in (self.course_root, *self.hidden))
+        return Sandbox(hidden, Limits(self.cpu_seconds, self.memory_bytes, self.processes))
 
     async def _async_pre_start_kernel(self, **kw):
+        from gradacc_grader.submissions import copy_regular_files
+
         course = Path(self.course_root).resolve()
-        student_dir = Path(kw.get("cwd") or os.getcwd()).resolve()
-        relative = student_dir.relative_to(course / "autograded")
+        relative = Path(kw.get("cwd") or os.getcwd()).resolve().relative_to(course / "autograded")
         folder = Path(tempfile.mkdtemp(prefix="kernel-", dir=self.scratch_root or None))
         scratch, sockets = folder / "work", folder / "sockets"
-        submitted = course / "submitted" / relative
-        # symlinks=True: a link the student planted is copied as a link, never followed here.
-        shutil.copytree(submitted, scratch, symlinks=True)
+        problems = copy_regular_files(course / "submitted" / relative, scratch, notebooks_only=True)
+        if problems:
+            raise SandboxError(f"refused to start a kernel: {'; '.join(problems)}")
         sockets.mkdir()
         self.transport, self.ip = "ipc", str(sockets / "kernel")
         self.connection_file = str(sockets / "kernel.json")
         self.kernel_spec.interrupt_mode = "message"  # SIGINT to bwrap would not reach it
         _, kw = await super()._async_pre_start_kernel(**kw)
         give_to_sandbox(folder)
-        kernel = [sys.executable, "-m", "ipykernel_launcher", "-f", self.connection_file]
-        kernel += ["--HistoryManager.hist_file=:memory:"]
-        command = bwrap_command(
-            kernel, scratch, self._limits(), shared=(sockets,), hidden=(course,)
-        )
+        kernel = [*PYTHON, "-m", "ipykernel_launcher", "-f", self.connection_file]
+        kernel += ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.ignore_cwd=True"]
         kw["cwd"] = str(folder)
-        return command, kw
+        return self.sandbox().command(kernel, scratch, shared=(sockets,)), kw

@@ -8,39 +8,32 @@ nbgrader, the grader checks again from outside:
   (only one plain string literal assigned to the answer variable counts) and
   compared with the question bank's letter;
 - the coding exercise is run again in a fresh sandboxed process that executes
-  only the student's solution cell, on inputs drawn from a secret seed, and the
-  trained parameters are compared with a reference computed here.
+  only the student's solution cell, on cases drawn from a secret seed
+  (gradacc_grader.sandbox.run_exercise), and its outcomes are compared case by case
+  with references computed here.
 """
 
 from __future__ import annotations
 
 import ast
-import json
 import secrets
-import subprocess
-import sys
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
-from gradacc_grader.inside import loop_cases
-from gradacc_grader.sandbox import Limits, bwrap_command, give_to_sandbox, limited_command
+from gradacc_grader.inside import scoring, window_loop
+from gradacc_grader.sandbox import Sandbox, run_exercise
 from gradacc_lessons.quiz.questions import faq_questions
 
 Cells = dict[str, str]  # grade_id -> source of the submitted cell
-_HARNESS = Path(__file__).with_name("inside") / "loop_harness.py"
-_CASES = 3
 
 
 @dataclass(frozen=True)
 class Check:
-    """A trusted check of one grade cell: a function of the submitted cells -> (ok, reason)."""
+    """A trusted check of one grade cell: a function of the submitted cells -> (points, why)."""
 
     grade_id: str
-    run: Callable[[Cells, dict[str, list[str]]], tuple[bool, str]]
+    run: Callable[[Cells, dict[str, list[str]]], tuple[float, str]]
 
 
 def submitted_cells(notebook: dict) -> tuple[Cells, dict[str, list[str]]]:
@@ -131,120 +124,48 @@ def _rebinds(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Constant) and node.value == name  # globals()["answer_faq1"]
 
 
-def multiple_choice(grade_id: str, variable: str, letter: str) -> Check:
+def multiple_choice(grade_id: str, variable: str, letter: str, points: float = 1.0) -> Check:
     """Check, by reading the code cells, that the notebook sets `variable` to `letter`."""
 
-    def run(cells: Cells, sources: dict[str, list[str]]) -> tuple[bool, str]:
+    def run(cells: Cells, sources: dict[str, list[str]]) -> tuple[float, str]:
         given = literal_answer([text for texts in sources.values() for text in texts], variable)
         if given is None:
-            return False, f"{variable} is not set once to a plain string literal"
+            return 0.0, f"{variable} is not set once to a plain string literal"
         if given.strip().upper() != letter:
-            return False, f"{variable} = {given!r} is not the right answer"
-        return True, "right answer"
+            return 0.0, f"{variable} = {given!r} is not the right answer"
+        return points, "right answer"
 
     return Check(grade_id, run)
 
 
 def loop_exercise(
+    sandbox: Sandbox,
     answer_cell: str = "loop_answer",
     grade_id: str = "loop_test",
-    limits: Limits | None = None,
-    sandbox: bool = True,
+    points: float = 3.0,
 ) -> Check:
-    """Re-run the student's training loop in the sandbox and compare with the reference."""
+    """Re-run the student's training loop in the sandbox, case by case, against references."""
+    exercise = vars(window_loop)
 
-    def run(cells: Cells, sources: dict[str, list[str]]) -> tuple[bool, str]:
+    def run(cells: Cells, sources: dict[str, list[str]]) -> tuple[float, str]:
         if len(sources.get(answer_cell, [])) != 1 or answer_cell not in cells:
-            return False, f"no single code cell {answer_cell}"
+            return 0.0, f"no single code cell {answer_cell}"
         seed = secrets.randbelow(2**31)
-        results = run_loop_in_sandbox(cells[answer_cell], seed, limits or Limits(), sandbox=sandbox)
-        return compare_loop_results(results, seed)
+        outcomes = run_exercise(cells[answer_cell], "window_loop", seed, sandbox)
+        if "error" in outcomes:
+            return 0.0, f"the loop did not run: {str(outcomes['error']).strip()[-200:]}"
+        built = window_loop.cases(seed)
+        found = scoring.verdicts(exercise, outcomes, {n: window_loop.expected(c) for n, c in built})
+        wrong = [f"{name}: {reason}" for name, reason in found.items() if reason]
+        return scoring.points_for(found, points), "; ".join(wrong) or "matches the references"
 
     return Check(grade_id, run)
 
 
-def run_loop_in_sandbox(
-    source: str, seed: int, limits: Limits, timeout: float = 120, sandbox: bool = True
-) -> dict:
-    """Run `source` and the harness in a fresh sandbox; return what it wrote (or an error).
-
-    sandbox=False (--unsafe-no-sandbox) keeps the resource limits and the fresh process.
-    """
-    with tempfile.TemporaryDirectory(prefix="gradacc-loop-") as tmp:
-        scratch = Path(tmp)
-        (scratch / "student.py").write_text(source, encoding="utf-8")
-        give_to_sandbox(scratch)
-        command = [sys.executable, "-I", str(_HARNESS), str(seed), str(_CASES)]
-        try:
-            subprocess.run(
-                bwrap_command(command, scratch, limits)
-                if sandbox
-                else limited_command(command, limits),
-                cwd=scratch,
-                capture_output=True,
-                timeout=timeout,
-                start_new_session=True,
-            )
-        except subprocess.TimeoutExpired:
-            return {"error": f"the loop did not finish in {timeout:.0f} s"}
-        result = scratch / "result.json"
-        if not result.is_file() or result.stat().st_size > 10_000_000:
-            return {"error": "the harness wrote no result"}
-        try:
-            return json.loads(result.read_text(encoding="utf-8"))
-        except ValueError:
-            return {"error": "the harness wrote an unreadable result"}
-
-
-def reference_parameters(seed: int, index: int) -> dict[str, torch.Tensor]:
-    """Parameters after training case `index` with one full batch per window (the reference).
-
-    >>> ref = reference_parameters(0, 0)
-    >>> sorted(ref)[:2]
-    ['0.bias', '0.weight']
-    """
-    model, optimizer, loss_fn, batches, steps = loop_cases.build_case(seed, index)
-    for start in range(0, len(batches), steps):
-        window = batches[start : start + steps]
-        inputs = torch.cat([x for x, _ in window])
-        targets = torch.cat([y for _, y in window])
-        optimizer.zero_grad(set_to_none=True)
-        loss_fn(model(inputs), targets).backward()  # the window as one batch
-        optimizer.step()
-    return {name: p.detach().clone() for name, p in model.named_parameters()}
-
-
-def compare_loop_results(results: dict, seed: int) -> tuple[bool, str]:
-    """Do the student's trained parameters match the reference in every case?"""
-    if not isinstance(results, dict) or "error" in results:
-        error = results.get("error", "?") if isinstance(results, dict) else "?"
-        return False, f"the loop did not run: {str(error).strip().splitlines()[-1:]}"
-    for index in range(_CASES):
-        reference = reference_parameters(seed, index)
-        case = results.get(str(index))
-        got = case.get("parameters") if isinstance(case, dict) else None
-        if not isinstance(got, dict) or set(got) != set(reference):
-            return False, f"case {index}: no parameters ({str(case)[:200]})"
-        for name, expected in reference.items():
-            try:
-                value = torch.tensor(got[name], dtype=torch.float64)
-            except (TypeError, ValueError, RuntimeError):
-                return False, f"case {index}: {name} is not a tensor"
-            # float64 throughout: a right loop agrees to ~1e-15, a wrong one is off by > 1e-3.
-            scale = float(expected.abs().max())
-            if value.shape != expected.shape or not bool(
-                (value - expected).abs().max() <= 1e-9 * max(scale, 1.0)
-            ):
-                return False, f"case {index} ({loop_cases.case_shapes(seed)[index]}): {name} wrong"
-        if case.get("max_forward") != loop_cases.MICRO_BATCH:
-            return False, f"case {index}: the model did not see one micro-batch at a time"
-    return True, "matches the reference"
-
-
-def checks_for(assignment: str, limits: Limits | None = None, sandbox: bool = True) -> list[Check]:
+def checks_for(assignment: str, course: Path, sandbox: Sandbox) -> list[Check]:
     """The trusted checks of an assignment; empty for an assignment this module does not know.
 
-    >>> [c.grade_id for c in checks_for("gradacc_faq")]
+    >>> [c.grade_id for c in checks_for("gradacc_faq", Path("course"), Sandbox(hidden=()))]
     ['faq1_test', 'faq2_test', 'faq3_test', 'faq4_test', 'faq5_test', 'loop_test']
     """
     if assignment != "gradacc_faq":
@@ -252,4 +173,4 @@ def checks_for(assignment: str, limits: Limits | None = None, sandbox: bool = Tr
     checks = [
         multiple_choice(f"faq{q.faq}_test", f"answer_faq{q.faq}", q.letter) for q in faq_questions()
     ]
-    return [*checks, loop_exercise(limits=limits, sandbox=sandbox)]
+    return [*checks, loop_exercise(sandbox)]

@@ -1,12 +1,14 @@
 """gradacc-grade against dishonest and broken submissions, in the bubblewrap sandbox.
 
-One class of students is graded once (module fixture) with the documented command:
-an honest student, and one student per attack (reading the hidden tests, writing the
-gradebook and outside the scratch folder, the network, monkeypatching, input
-transformers that blank the tests, always-equal answers, fork bomb and memory hog,
-a killed kernel, a hang, a corrupt file). Each test then checks one protection
-against what the run left behind: the gradebook, the autograded notebooks, the course
-folder, a TCP listener. Expected scores are what each submission really earned.
+One class of students is graded once (module fixture) with the documented command,
+two students at a time (--jobs 2): an honest student, and one student per attack
+(reading the hidden tests, writing the gradebook and outside the scratch folder, the
+network, monkeypatching, input transformers that blank the tests, always-equal answers,
+fork bomb and memory hog, a killed kernel, a hang, a corrupt file, links to the source
+notebook and to an instructor-only file, a named pipe, a module named like a library,
+user namespaces). Each test then checks one protection against what the run left
+behind: the gradebook, the autograded notebooks, the course folder, a TCP listener.
+Expected scores are what each submission really earned.
 """
 
 from __future__ import annotations
@@ -19,14 +21,19 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import nbformat
 import pytest
-from gradacc_grader.sandbox import Limits, bwrap_command, give_to_sandbox
-from gradacc_grader.trusted import compare_loop_results, literal_answer, run_loop_in_sandbox
+from gradacc_grader.sandbox import Limits, SandboxError, find_bwrap
 
 from gradacc_lessons.quiz.questions import faq_questions
+
+try:
+    find_bwrap()
+except SandboxError:  # a fresh machine: one clear line, not a dozen failures after minutes
+    pytest.exit("the grader's tests need bubblewrap: sudo apt-get install bubblewrap", 4)
 
 # One autograde takes 5-10 s on an idle machine, several times that on a loaded one; the
 # class below also waits --timeout for the student whose kernel hangs.
@@ -39,6 +46,7 @@ ASSIGNMENT = "gradacc_faq"
 AUTOGRADED = 8.0  # five questions of 1 point and the loop exercise of 3; 2 more by hand
 LETTERS = {q.faq: q.letter for q in faq_questions()}
 GRADE = [str(BIN / "gradacc-grade"), "--cpu-seconds", "60", "--memory-mb", "2048"]
+SECRET = "INSTRUCTOR-ONLY 7f3a9c"  # the content of a file only the instructor may read
 
 
 def _env(path: str | None = None) -> dict:
@@ -218,6 +226,12 @@ except MemoryError:
 KILL = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"
 HANG = "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(100_000)"
 SPIN = 'answer_faq5 = "A"\nwhile True:\n    pass'
+USERNS = """
+import ctypes, os
+made = ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0  # CLONE_NEWUSER
+print("USERNS", "made" if made else os.strerror(ctypes.get_errno()))
+"""
+SHADOW = "print('SHADOW torch loaded from the submission')\nraise SystemExit('fake torch')\n"
 
 
 def submissions(course: Path, port: int) -> dict:
@@ -251,7 +265,33 @@ def submissions(course: Path, port: int) -> dict:
         "killer": (add_cell_after(honest(), "faq2_test", KILL), 0.0),
         "hanger": (add_cell_after(honest(), "faq2_test", HANG), 0.0),
         "corrupt": (b'{"cells": [ this is not a notebook', 0.0),
+        "userns": (add_cell_after(honest(), "setup", USERNS), AUTOGRADED),
+        "shadow": (honest(), AUTOGRADED),  # and a torch.py beside the notebook
+        "linker": (None, 0.0),  # the notebook is a link to the source (solutions and all)
+        "leaker": (honest(), 0.0),  # and notes.txt, a link to an instructor-only file
+        "piper": (honest(), 0.0),  # and a named pipe
     }
+
+
+REFUSED = {
+    "linker": "gradacc_faq.ipynb is a symbolic link",
+    "leaker": "notes.txt is a symbolic link",
+    "piper": "pipe is a named pipe",
+}
+
+
+def plant(course: Path, student: str, secret: Path) -> None:
+    """What the notebook alone cannot hold: links, a named pipe, a module beside it."""
+    folder = course / "submitted" / student / ASSIGNMENT
+    if student == "linker":
+        source = course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        (folder / f"{ASSIGNMENT}.ipynb").symlink_to(source)
+    elif student == "leaker":
+        (folder / "notes.txt").symlink_to(secret)
+    elif student == "piper":
+        os.mkfifo(folder / "pipe")
+    elif student == "shadow":
+        (folder / "torch.py").write_text(SHADOW)
 
 
 def submit(course: Path, student: str, notebook) -> None:
@@ -260,7 +300,7 @@ def submit(course: Path, student: str, notebook) -> None:
     path = folder / f"{ASSIGNMENT}.ipynb"
     if isinstance(notebook, bytes):
         path.write_bytes(notebook)
-    else:
+    elif notebook is not None:
         nbformat.write(notebook, path)
 
 
@@ -304,19 +344,23 @@ def listener():
 def graded(tmp_path_factory, listener):
     """The class, graded once with the documented command."""
     course = _new_course(tmp_path_factory.mktemp("class"))
+    secret = course.parent / "instructor-only.txt"
+    secret.write_text(SECRET)
+    secret.chmod(0o600)
     expected = {}
     for student, (notebook, points) in submissions(course, listener[0]).items():
         submit(course, student, notebook)
+        plant(course, student, secret)
         expected[student] = points
     before = {p.relative_to(course) for p in course.rglob("*")}
-    command = [*GRADE, "--timeout", "180", "--course", str(course), ASSIGNMENT]
+    command = [*GRADE, "--jobs", "2", "--timeout", "180", "--course", str(course), ASSIGNMENT]
     done = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=2400)
     return {"course": course, "run": done, "expected": expected, "before": before}
 
 
 def test_the_run_completes_and_prints_every_student(graded):
     done = graded["run"]
-    # exit 1: some submissions failed (killer, hanger, corrupt); the others are graded
+    # exit 1: some submissions failed (killer, hanger, corrupt) or were refused
     assert done.returncode == 1, done.stdout + done.stderr
     table = done.stdout.splitlines()
     for student in graded["expected"]:
@@ -432,68 +476,124 @@ def test_grading_refuses_without_bwrap(tmp_path):
     assert sum(scores(course)["honest"].values()) == AUTOGRADED
 
 
-@pytest.mark.parametrize(
-    ("source", "expected"),
-    [
-        ('answer_faq1 = "B"', "B"),
-        ('# the second\nanswer_faq1 = "C"  # sure', "C"),
-        ("answer_faq1 = _Yes()", None),
-        ('answer_faq1 = _Str("B")', None),
-        ('answer_faq1 = "B"\nanswer_faq1 = "C"', None),
-        ('answer_faq1 = "B"\nglobals()["answer_faq1"] = 1', None),
-        ('if True:\n    answer_faq1 = "B"', None),
-        ('answer_faq1 = "B"\ndel answer_faq1', None),
-        ('answer_faq1 = b"B"', None),
-        ("answer_faq1 = 'B' +", None),
-    ],
-)
-def test_multiple_choice_answers_are_read_as_plain_literals(source, expected):
-    assert literal_answer(["import torch", source], "answer_faq1") == expected
+def test_a_submission_holding_anything_but_regular_files_is_refused_with_the_reason(graded):
+    table = graded["run"].stdout.splitlines()
+    for student, reason in REFUSED.items():
+        line = next(x for x in table if x.startswith(student + " "))
+        assert f"refused: {reason}" in line, line
+    assert not any((graded["course"] / "autograded" / s).exists() for s in REFUSED)
 
 
-def test_an_answer_rebound_in_another_cell_does_not_count():
-    right = 'answer_faq1 = "B"'
-    assert literal_answer([right, "assert answer_faq1 == 'B'"], "answer_faq1") == "B"
-    assert literal_answer([right, "answer_faq1 = _Yes()"], "answer_faq1") is None
-    assert literal_answer([right, "for answer_faq1 in 'AB': pass"], "answer_faq1") is None
-    assert literal_answer([right, "%time answer_faq1 = 'C'"], "answer_faq1") is None
-    assert literal_answer(["x = 1", "x = 2"], "answer_faq1") is None  # never set
+def test_no_instructor_file_reaches_a_student_visible_output(graded):
+    course = graded["course"]
+    for path in course.rglob("*"):
+        if path.is_file() and not path.is_symlink() and "submitted" not in path.parts:
+            assert SECRET not in path.read_text(errors="replace"), path
+    linked = course / "source" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    assert "BEGIN HIDDEN TESTS" in linked.read_text()  # what the linker pointed at
+    assert scores(course).get("linker", {}) == {}  # never graded, so never 8/8
 
 
-RIGHT_LOOP = """
-def train_with_accumulation(model, optimizer, loss_fn, micro_batches, accumulation_steps):
-    optimizer.zero_grad()
-    for start in range(0, len(micro_batches), accumulation_steps):
-        window = micro_batches[start : start + accumulation_steps]
-        for inputs, targets in window:
-            (loss_fn(model(inputs), targets) / len(window)).backward()
-        optimizer.step()
-        optimizer.zero_grad()
-"""
-WRONG_LOOPS = {
-    "last window divided by N": RIGHT_LOOP.replace(
-        "len(window)).backward", "accumulation_steps).backward"
-    ),
-    "no clearing at the start": RIGHT_LOOP.replace("    optimizer.zero_grad()\n    for", "    for"),
-    "patches torch, does nothing": "import torch\ntorch.allclose = lambda *a, **k: True\n"
-    + NO_LOOP.replace("steps", "accumulation_steps"),
-}
+def test_a_module_named_like_a_library_never_loads(graded):
+    assert "SHADOW" not in _outputs(graded["course"], "shadow")
+    assert sum(scores(graded["course"])["shadow"].values()) == AUTOGRADED
 
 
-def test_loop_recheck_passes_a_right_loop_and_fails_wrong_ones():
-    seed = 20261129
-    assert compare_loop_results(run_loop_in_sandbox(RIGHT_LOOP, seed, Limits()), seed)[0]
-    for name, source in WRONG_LOOPS.items():
-        ok, why = compare_loop_results(run_loop_in_sandbox(source, seed, Limits()), seed)
-        assert not ok, name
+def test_student_code_cannot_create_user_namespaces(graded):
+    report = re.search(r"USERNS (.*)", _outputs(graded["course"], "userns"))
+    assert report and report.group(1) != "made", report
 
 
-def test_sandbox_shows_nothing_of_the_course(tmp_path):
-    scratch = tmp_path / "work"
-    scratch.mkdir()
-    give_to_sandbox(scratch)
-    probe = f"import os; print(sorted(os.listdir('/')), os.path.exists({str(COURSE)!r}))"
-    command = bwrap_command([sys.executable, "-I", "-c", probe], scratch, hidden=(COURSE,))
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().endswith("False"), done.stdout
+def test_links_and_pipes_survive_nbgrader_collect_and_are_refused(tmp_path):
+    """nbgrader's own collect copies what a link points to; ours keeps the link."""
+    course = _new_course(tmp_path)
+    secret = tmp_path / "instructor-only.txt"
+    secret.write_text(SECRET)
+    secret.chmod(0o600)
+    stamp = "2026-11-30 10:00:00.000000 UTC"
+    inbound = tmp_path / "exchange" / "gradacc" / "inbound" / f"eve+{ASSIGNMENT}+{stamp}+1a2b"
+    inbound.mkdir(parents=True)
+    nbformat.write(honest_notebook(course), inbound / f"{ASSIGNMENT}.ipynb")
+    (inbound / "timestamp.txt").write_text(stamp)
+    (inbound / "notes.txt").symlink_to(secret)  # the student's folder in the exchange is theirs
+    os.mkfifo(inbound / "pipe")
+    exchange = f"--Exchange.root={tmp_path / 'exchange'}"
+    collect = [str(BIN / "nbgrader"), "collect", ASSIGNMENT, exchange]
+    done = subprocess.run(collect, cwd=course, env=_env(), capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    submitted = course / "submitted" / "eve" / ASSIGNMENT
+    assert os.readlink(submitted / "notes.txt") == str(secret) and (submitted / "pipe").is_fifo()
+    command = [*GRADE, "--course", str(course), "--student", "eve", ASSIGNMENT]
+    done = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "refused: notes.txt is a symbolic link; pipe is a named pipe" in done.stdout
+    readable = [p for p in course.rglob("*") if p.is_file() and not p.is_symlink()]
+    assert not any(SECRET in p.read_text(errors="replace") for p in readable)
+
+
+def test_students_graded_apart_then_merged_get_what_a_class_run_gives(tmp_path):
+    """--student and --results on each machine of a batch system, then --merge."""
+    course = _new_course(tmp_path)
+    submit(course, "ada", honest_notebook(course))
+    submit(course, "bob", wrong_answers(honest_notebook(course), keep_right=(1, 2)))
+    results = tmp_path / "results"
+    for student in ("ada", "bob"):
+        command = [*GRADE, "--course", str(course), "--student", student, "--results", str(results)]
+        done = subprocess.run([*command, ASSIGNMENT], env=_env(), capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert scores(course) == {} and not (course / "autograded").exists()  # not merged yet
+    done = subprocess.run(
+        [*GRADE, "--course", str(course), "--merge", str(results), ASSIGNMENT],
+        env=_env(),
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    got = {student: sum(cells.values()) for student, cells in scores(course).items()}
+    assert got == {"ada": AUTOGRADED, "bob": 5.0}  # FAQ 1, FAQ 2 and the loop
+    assert (course / "autograded" / "bob" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+
+
+# A class of 30 by default, as the guide quotes; GRADACC_BENCH_CLASS=6 for a quick look.
+CLASS = int(os.environ.get("GRADACC_BENCH_CLASS", "30"))
+
+
+def _seconds(command: list[str], course: Path) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=course, env=_env(), capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return time.perf_counter() - start
+
+
+@pytest.mark.benchmark
+@pytest.mark.timeout(7200)
+def test_class_and_student_grading_times(tmp_path):
+    """Per student and for a class: seconds, and the ratios the targets name (make bench).
+
+    Targets (issue 12), on 2 cores: a class with --jobs 2 in <= 0.6 x the time of --jobs 1;
+    gradacc-grade --student <= 1.5 x plain `nbgrader autograde --student` (the same notebook,
+    no sandbox, no re-check). Seconds depend on the machine and its load, not the ratios.
+    """
+    course = _new_course(tmp_path)
+    for index in range(CLASS):
+        submit(course, f"s{index:02d}", honest_notebook(course))
+    grade = [str(BIN / "gradacc-grade"), "--course", str(course), ASSIGNMENT]
+    plain = [str(BIN / "nbgrader"), "autograde", ASSIGNMENT, "--force"]
+    times = {
+        "plain nbgrader, 1 student": _seconds([*plain, "--student=s00"], course),
+        "gradacc-grade, 1 student": _seconds([*grade, "--student", "s00"], course),
+        f"plain nbgrader, class of {CLASS}": _seconds(plain, course),
+        f"gradacc-grade --jobs 1, class of {CLASS}": _seconds([*grade, "--jobs", "1"], course),
+        f"gradacc-grade --jobs 2, class of {CLASS}": _seconds([*grade, "--jobs", "2"], course),
+    }
+    one, jobs1, jobs2 = (times[k] for k in list(times)[1:2] + list(times)[3:])
+    per_student = one / times["plain nbgrader, 1 student"]
+    parallel = jobs2 / jobs1
+    print(f"\n{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    for name, seconds in times.items():
+        print(f"  {name:<36} {seconds:7.1f} s")
+    print(f"  per student, sandboxed / plain:      {per_student:.2f} (target <= 1.5)")
+    print(f"  class, --jobs 2 / --jobs 1:          {parallel:.2f} (target <= 0.6)")
+    class_plain = times[f"plain nbgrader, class of {CLASS}"]
+    print(f"  class, --jobs 1 / plain:             {jobs1 / class_plain:.2f}")
+    assert per_student <= 1.5 and parallel <= 0.6

@@ -1,51 +1,50 @@
-"""Run a student's `train_with_accumulation` on the grader's cases; runs inside the sandbox.
+"""Run a student's cell on an exercise's cases; runs INSIDE the sandbox, in a fresh process.
 
-    python -I loop_harness.py SEED CASES   (in a folder holding student.py)
+    python -I -B loop_harness.py FD
 
-Writes result.json: {case index: {"parameters": {name: nested lists}, "max_forward":
-samples in the largest forward pass}} for the cases that ran, and {"error": ...}
-entries for those that raised. Only the student's
-solution cell runs here, in a fresh process the grader does not trust.
+It imports torch first, then reads its request on stdin, {"module": an exercise module
+of this folder, "seed": int, "source": the student's cell}, builds the module's cases
+from the seed BEFORE any student code runs, executes the cell, and runs the function
+it defines on every case (scoring.outcome_of). It sends one JSON object, {case name:
+outcome} or {"error": ...}, on file descriptor FD: the write end of a pipe the grader
+created and reads. Never a file: this folder is the student's code's to fill with links.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
 
 
-def main(seed: int, cases: int) -> None:
-    """Build the cases, run the student's cell, train each case, write result.json."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import loop_cases  # a plain module next to this file: no package import in the sandbox
+def main(result_fd: int) -> None:
+    """Import torch, read the request, grade the cell on every case, send the outcomes."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I left the script's folder off
+    import scoring
     import torch
+    import torch._dynamo  # noqa: F401  (an optimizer's first step imports it: 1.3 s; now, while the grader waits)
 
-    built = [loop_cases.build_case(seed, i) for i in range(cases)]  # before student code runs
+    request = json.load(sys.stdin)
+    exercise = importlib.import_module(request["module"])
+    built = exercise.cases(request["seed"])  # before the student's code can touch anything
+    outcomes = run_cell(vars(exercise), scoring, built, request["source"], torch)
+    with os.fdopen(result_fd, "w") as result:
+        json.dump(outcomes, result)
+
+
+def run_cell(exercise: dict, scoring, built: list, source: str, torch) -> dict:
+    """Execute the student's cell, then its function on each case: {case name: outcome}."""
     namespace = {"__name__": "__main__", "torch": torch, "nn": torch.nn}
-    results: dict = {}
     try:
-        exec(compile(Path("student.py").read_text(), "loop_answer", "exec"), namespace)
-        train = namespace["train_with_accumulation"]
-    except BaseException:
-        results["error"] = traceback.format_exc(limit=3)
-        train = None
-    for index, (model, optimizer, loss_fn, batches, steps) in enumerate(built):
-        if train is None:
-            break
-        sizes: list[int] = []  # samples per forward pass: one micro-batch at a time is the point
-        model.register_forward_pre_hook(
-            lambda module, args, sizes=sizes: sizes.append(len(args[0]))
-        )
-        try:
-            train(model, optimizer, loss_fn, batches, steps)
-            parameters = {n: p.detach().tolist() for n, p in model.named_parameters()}
-            results[str(index)] = {"parameters": parameters, "max_forward": max(sizes, default=0)}
-        except BaseException:
-            results[str(index)] = {"error": traceback.format_exc(limit=3)}
-    Path("result.json").write_text(json.dumps(results))
+        exec(compile(source, "answer", "exec"), namespace)
+        function = namespace[exercise["FUNCTION"]]
+    except BaseException:  # noqa: BLE001 (SystemExit too: the cell must define the function)
+        return {"error": traceback.format_exc(limit=3)}
+    return {name: scoring.outcome_of(exercise, function, case) for name, case in built}
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]))
+    main(int(sys.argv[1]))

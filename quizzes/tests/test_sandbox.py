@@ -1,0 +1,175 @@
+"""The sandbox's promises, one test each, run in real bubblewrap sandboxes (no nbgrader).
+
+Each test runs code the way a dishonest student would and checks what it could do from
+the outside: what the code reports, what the grader got back, what files exist.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from gradacc_grader.sandbox import (
+    Limits,
+    Sandbox,
+    SandboxError,
+    SandboxKernelManager,
+    find_bwrap,
+    run_exercise,
+    self_test,
+    start_harness,
+    stop_harnesses,
+)
+from nbclient import NotebookClient
+
+try:
+    find_bwrap()
+except SandboxError:  # a fresh machine: one clear line, not a dozen failures after minutes
+    pytest.exit("the grader's tests need bubblewrap: sudo apt-get install bubblewrap", 4)
+
+pytestmark = pytest.mark.timeout(300)  # each starts Python and torch in a sandbox or two
+PACKAGE = Path(__file__).resolve().parents[1] / "gradacc_grader"
+RIGHT_LOOP = """
+def train_with_accumulation(model, optimizer, loss_fn, micro_batches, accumulation_steps):
+    optimizer.zero_grad()
+    for start in range(0, len(micro_batches), accumulation_steps):
+        window = micro_batches[start : start + accumulation_steps]
+        for inputs, targets in window:
+            (loss_fn(model(inputs), targets) / len(window)).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+"""
+
+
+@pytest.fixture
+def course(tmp_path) -> Path:
+    """A course folder with an instructor-only file in it."""
+    folder = tmp_path / "course"
+    folder.mkdir()
+    (folder / "instructor.secret").write_text("the answer key")
+    return folder
+
+
+def _reported(outcome: dict) -> dict:
+    """What student code reported by raising SystemExit(json) from its cell."""
+    error = outcome.get("error", "")
+    return json.loads(error.strip().splitlines()[-1].split("SystemExit: ", 1)[1])
+
+
+USERNS = """
+import ctypes, json, os, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+made = libc.unshare(0x10000000) == 0  # CLONE_NEWUSER
+tool = subprocess.run(["unshare", "--user", "true"], capture_output=True, text=True)
+raise SystemExit(json.dumps({"unshare": made, "errno": os.strerror(ctypes.get_errno()),
+                             "tool": tool.returncode}))
+"""
+
+
+def test_student_code_cannot_create_a_user_namespace_in_the_recheck_sandbox(course):
+    found = _reported(run_exercise(USERNS, "window_loop", 1, Sandbox(hidden=(course,))))
+    assert found["unshare"] is False, found
+    assert found["tool"] != 0, found  # util-linux's unshare fails the same way
+
+
+def test_recheck_sandbox_hides_the_course_like_the_kernels(course):
+    paths = [str(course), str(course / "instructor.secret"), str(PACKAGE / "trusted.py")]
+    probe = f"import json, os\nraise SystemExit(json.dumps([os.path.exists(p) for p in {paths}]))"
+    found = _reported(run_exercise(probe, "window_loop", 1, Sandbox(hidden=(course,))))
+    assert found == [False, False, False]
+
+
+def test_a_course_inside_the_venv_is_covered_in_both_sandboxes():
+    # The venv is bound read-only: a course inside it would show, unless covered.
+    inside = Path(tempfile.mkdtemp(prefix="course-", dir=sys.prefix))
+    try:
+        (inside / "gradebook.db").write_text("grades")
+        found = self_test(Sandbox(hidden=(inside,)))
+    finally:
+        shutil.rmtree(inside)
+    assert set(found) == {"kernel", "re-check"}
+    assert [probe["sees"] for probe in found.values()] == [[], []]
+
+
+def test_self_test_probes_both_sandboxes_and_refuses_a_course_it_can_see(course):
+    found = self_test(Sandbox(hidden=(course,)))
+    for kind in ("kernel", "re-check"):
+        assert found[kind]["userns"] is False and found[kind]["network"] is False, found
+        assert found[kind]["cwd_on_path"] == [] and found[kind]["uid"] != 0, found
+    # a hidden folder that the sandbox must show (it holds the venv): refused by name
+    with pytest.raises(SandboxError, match="lies inside the course folder"):
+        self_test(Sandbox(hidden=(Path(sys.prefix).parent,)))
+
+
+KMSG = """
+import os
+os.symlink("/proc/kmsg", "result.json")  # the grader once read result.json: as root it hung
+open("forged.json", "w").write('{"whole windows": {"weights": []}}')
+os._exit(0)
+"""
+
+
+def test_the_harness_answers_on_the_graders_pipe_never_through_a_file(course):
+    outcome = run_exercise(KMSG, "window_loop", 1, Sandbox(hidden=(course,)), timeout=60)
+    assert outcome["error"].startswith("it sent no result")  # returned; no link read, no forgery
+
+
+def test_a_result_larger_than_the_limit_is_refused(course):
+    flood = "import os, sys\nos.write(int(sys.argv[-1]), b' ' * 11_000_000)\nos._exit(0)"
+    outcome = run_exercise(flood, "window_loop", 1, Sandbox(hidden=(course,)), timeout=60)
+    assert outcome == {"error": "it sent more than 10000000 bytes"}
+
+
+def test_a_harness_started_ahead_answers_like_a_new_one(course):
+    sandbox = Sandbox(hidden=(course,))
+    start_harness(sandbox)
+    ahead = run_exercise(RIGHT_LOOP, "window_loop", 7, sandbox)
+    assert sandbox.ready == []  # used once
+    fresh = run_exercise(RIGHT_LOOP, "window_loop", 7, sandbox)
+    assert ahead == fresh and set(ahead) == {
+        "whole windows",
+        "a short last window",
+        "leftover gradients",
+    }, ahead
+    start_harness(sandbox)
+    stop_harnesses(sandbox)  # an unused one is stopped, its scratch folder removed
+    assert sandbox.ready == []
+
+
+KERNEL_PROBE = """
+import json, os, sys
+import torch
+print(json.dumps({"files": sorted(os.listdir(".")), "cwd_on_path": [p for p in sys.path
+    if p in ("", ".", os.getcwd())], "torch": torch.__file__, "uid": os.getuid()}))
+"""
+
+
+def test_the_kernel_sees_only_the_notebook_and_not_its_folder_on_sys_path(course, tmp_path):
+    """A submitted torch.py must not load before (or instead of) the real torch."""
+    submitted = course / "submitted" / "eve" / "quiz"
+    submitted.mkdir(parents=True)
+    (submitted / "torch.py").write_text("print('SHADOW'); raise SystemExit('fake torch')")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(KERNEL_PROBE)])
+    nbformat.write(notebook, submitted / "quiz.ipynb")
+    autograded = course / "autograded" / "eve" / "quiz"
+    autograded.mkdir(parents=True)
+    manager = SandboxKernelManager(course_root=str(course), scratch_root=str(tmp_path))
+    client = NotebookClient(notebook, km=manager, resources={"metadata": {"path": str(autograded)}})
+    client.execute()
+    found = json.loads(notebook.cells[0].outputs[0]["text"])
+    assert found["files"] == ["quiz.ipynb"], found  # the notebook, nothing else submitted
+    assert found["cwd_on_path"] == [] and "SHADOW" not in json.dumps(notebook.cells[0].outputs)
+    assert found["torch"].startswith(sys.prefix), found  # the venv's torch, read-only
+    assert found["uid"] != 0 if os.geteuid() == 0 else True
+
+
+def test_the_harness_runs_under_the_jails_limits(course):
+    probe = "import json, resource as r\nraise SystemExit(json.dumps(r.getrlimit(r.RLIMIT_NPROC)))"
+    sandbox = Sandbox(hidden=(course,), limits=Limits(processes=33))
+    assert _reported(run_exercise(probe, "window_loop", 1, sandbox)) == [33, 33]
