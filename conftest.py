@@ -3,13 +3,14 @@
 import pytest
 import torch
 
+from gradacc_lessons.device import make_repeatable
+
 
 @pytest.fixture(autouse=True)
 def _repeatable():
-    # 1 vs 2 threads changes float32 CNN gradients by up to 4e-7, and one thread is faster
-    # for the course's tiny models: fix it, and the seed.
+    # What every lesson does first (the course's one place for seeds and threads): 1 vs 2
+    # threads changes float32 CNN gradients by up to 4e-7. The thread count is put back.
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
+    make_repeatable(seed=0)
     yield
     torch.set_num_threads(threads)

@@ -45,7 +45,8 @@ def test_accumulation_costs_time_as_n_grows():
     )
     print("slowdown against N=1:", [f"{r:.2f}x" for r in result.slowdown])
     print("small batches / accumulated:", [f"{r:.2f}x" for r in result.saving_over_small_batches])
-    assert result.slowdown[0] == 1.0
+    # 16 passes of 16 samples cannot beat one pass of 256 by much, even on a busy machine
+    assert result.slowdown[2] > 1.0
 
 
 OUTPUT_WIDGET = """import ipywidgets as widgets

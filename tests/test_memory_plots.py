@@ -82,16 +82,17 @@ def test_timing_reports_medians_and_ratios_and_leaves_the_model_alone():
     assert result.accumulation_steps == (1, 4, 64)
     assert all(t > 0 for t in result.accumulated_seconds + result.small_batch_seconds)
     assert result.slowdown[0] == 1.0
-    assert result.slowdown[2] == pytest.approx(
-        result.accumulated_seconds[2] / result.accumulated_seconds[0]
-    )
-    assert result.samples_per_second[0] == pytest.approx(64 / result.accumulated_seconds[0])
-    # 64 forward/backward passes of one sample cannot beat one pass of 64 samples by much:
-    # a loose ordering that survives a loaded machine.
-    assert result.slowdown[2] > 1.0
+    # how the times compare (N=64 slower than N=1) is a benchmark: tests/test_benchmarks.py
     assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
     assert not opt.state
     assert "N=64" in repr(result)
+
+
+def test_timing_ratios_by_hand():
+    result = TimingResult((1, 4), (2.0, 3.0), (2.0, 6.0), effective_batch=64, repeats=1)
+    assert result.slowdown == [1.0, 1.5]
+    assert result.saving_over_small_batches == [1.0, 2.0]
+    assert result.samples_per_second == [32.0, pytest.approx(64 / 3)]
 
 
 def test_timing_rejects_bad_arguments():
