@@ -400,6 +400,10 @@ BAD = {
         ("effective_batch", lambda: explorers.describe_plan(
             plain(), sgd(plain()), F.cross_entropy, X, Y, 0, 1.0)),
     ],
+    "figures.explorers.static_view": [
+        ("text", lambda: explorers.static_view(None)),
+        ("png", lambda: explorers.static_view("N = 4", png="not bytes")),
+    ],
     "figures.explorers.budget_slider": [
         ("budgets_mib", lambda: explorers.budget_slider(
             plain(), sgd(plain()), F.cross_entropy, X, Y, 8, [], 1.0)),
@@ -721,6 +725,7 @@ CALLS = {
     "figures.explorers.spread_report": lambda: explorers.spread_report(
         0.5, {"buggy": 0.1, "fixed": 1e-16, "tokens_per_micro_batch": [3, 4]}),
     "figures.explorers.spread_explorer": lambda: explorers.spread_explorer(2),
+    "figures.explorers.static_view": lambda: explorers.static_view("N = 4", png=b"png"),
     "figures.explorers.describe_plan": lambda: explorers.describe_plan(
         BN, sgd(BN), F.cross_entropy, X, Y, 8, 1.0),
     "figures.explorers.budget_slider": lambda: explorers.budget_slider(

@@ -60,6 +60,11 @@ def static_view(text: str = "", html_part: str = "", png: bytes | None = None) -
     >>> "<pre>N = 4</pre>" in view, 'src="data:image/png;base64,cG5n"' in view
     (True, True)
     """
+    for name, value in (("text", text), ("html_part", html_part)):
+        if not isinstance(value, str):
+            raise ValueError(f"{name} must be a string (may be empty), got {value!r}")
+    if png is not None and not isinstance(png, bytes):
+        raise ValueError(f"png must be the figure's PNG bytes or None, got {type(png).__name__}")
     parts = ['<div class="gradacc-explorer-static">']
     parts.append(
         '<p class="gradacc-explorer-note"><em>A snapshot of an interactive explorer: run this '
@@ -227,7 +232,10 @@ def budget_slider(
             f"budgets_mib must be (low, high, step) in MiB with 0 < low < high, got {budgets_mib!r}"
         )
     as_positive("budgets_mib", budgets_mib[2])
-    if not budgets_mib[0] <= as_positive("value_mib", value_mib) <= budgets_mib[1]:
+    if (
+        value_mib is not None
+        and not budgets_mib[0] <= as_positive("value_mib", value_mib) <= budgets_mib[1]
+    ):
         raise ValueError(
             f"value_mib must lie between low and high of budgets_mib, got {value_mib!r}"
         )

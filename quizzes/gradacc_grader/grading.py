@@ -255,16 +255,21 @@ def _grade_here(course: Path, assignment: str, sandbox: Sandbox, folder: Path, s
     sandbox = replace(sandbox, hidden=(*sandbox.hidden, folder), ready=[])
     if spare:
         start_harness(sandbox)
-    status = _autograde(folder, assignment, sandbox)
-    for scratch in folder.glob("kernel-*"):
-        shutil.rmtree(scratch, ignore_errors=True)
+    # The kernels' folders (with their Unix sockets) under a short path: a socket's path
+    # holds at most 107 bytes, and a --results folder can be deep.
+    kernels = Path(tempfile.mkdtemp(prefix="gradacc-kernels-"))
+    kernels.chmod(0o711)  # the sandbox's user may pass through, not list
+    try:
+        status = _autograde(folder, assignment, sandbox, kernels)
+    finally:
+        shutil.rmtree(kernels, ignore_errors=True)
     checks = checks_for(assignment, course, sandbox)
     outcome = _record(folder, assignment, folder.name, status, checks)
     stop_harnesses(sandbox)
     save(folder, outcome)
 
 
-def _autograde(folder: Path, assignment: str, sandbox: Sandbox) -> str:
+def _autograde(folder: Path, assignment: str, sandbox: Sandbox, kernels: Path) -> str:
     """Run nbgrader's autograde in this process on the student's folder; "graded" or why not."""
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
@@ -277,7 +282,7 @@ def _autograde(folder: Path, assignment: str, sandbox: Sandbox) -> str:
         config.Execute.kernel_manager_class = "gradacc_grader.sandbox.SandboxKernelManager"
         manager = config.SandboxKernelManager
         manager.course_root, manager.hidden = str(folder), [str(p) for p in sandbox.hidden]
-        manager.scratch_root = str(folder)
+        manager.scratch_root = str(kernels)
         manager.cpu_seconds = sandbox.limits.cpu_seconds
         manager.memory_bytes = sandbox.limits.memory_bytes
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
