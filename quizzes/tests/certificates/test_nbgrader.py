@@ -131,20 +131,33 @@ def test_a_class_autograded_by_nbgrader_gets_certificates_once_hand_grading_is_d
 
 
 def test_a_self_learner_is_graded_in_the_sandbox_and_issued_alone(tmp_path, keys, capsys):
-    # the course's host, as CERTIFICATES.md says: the learner's notebook graded like a class
-    course = new_course(tmp_path / "course", {LEARNER: ("answer = 42", "Sums of gradients.")})
+    # the course's host, as CERTIFICATES.md says: a course that already graded a class (Ada,
+    # hand-graded), then one learner's notebook graded like the class, alone, and issued alone
+    course = new_course(tmp_path / "course", {"ada": CLASS["ada"]})
+    grade = str(Path(sys.executable).parent / "gradacc-grade")
+    run(course, grade, "--course", str(course), ASSIGNMENT)
+    grade_by_hand(course, "ada", 3.0)
+    learner = course / "submitted" / LEARNER / ASSIGNMENT
+    learner.mkdir(parents=True)
+    ada = course / "submitted" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    notebook = nbformat.read(ada, 4)
+    notebook.cells[4].source = "Sums of gradients."
+    nbformat.write(notebook, learner / f"{ASSIGNMENT}.ipynb")
     name = ("--first-name", "Ada", "--last-name", "Lovelace")
     run(course, sys.executable, "-m", "nbgrader", "db", "student", "add", LEARNER, *name)
-    grade = Path(sys.executable).parent / "gradacc-grade"
-    table = run(course, str(grade), "--course", str(course), ASSIGNMENT)
-    assert LEARNER in table and "graded" in table
+    table = run(course, grade, "--course", str(course), ASSIGNMENT, "--student", LEARNER)
+    assert LEARNER in table and "graded" in table and "ada" not in table
     out = tmp_path / "out"
     issue = ("issue", ASSIGNMENT, "--course", course, "--key", keys / "issuer.key", "--out", out)
     status, _, err = certify(capsys, *issue, "--student", LEARNER)
-    assert status == 1 and f"pending for {LEARNER}" in err
+    assert status == 1 and f"pending for {LEARNER}:" in err  # only the learner's grading counts
 
     grade_by_hand(course, LEARNER, 2.0)
     assert certify(capsys, *issue, "--student", LEARNER)[0] == 0
+    assert [p.name for p in out.iterdir()] == [LEARNER]
     (path,) = (out / LEARNER).glob("*.json")
     shown = verified(capsys, path, keys, course / "certificates.sqlite")
     assert "Ada Lovelace" in shown and "9 of 10" in shown
+    # Ada's hand-graded total is still there: the learner's grading left the class alone
+    assert certify(capsys, *issue)[0] == 0
+    assert sorted(p.name for p in out.iterdir()) == ["ada", LEARNER]
