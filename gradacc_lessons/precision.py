@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from gradacc_lessons.accumulate import Event, buffers_kept, split_batch, windows
-from gradacc_lessons.checks import as_count, as_positive
+from gradacc_lessons.checks import as_count, as_counts, as_positive
 from gradacc_lessons.compare import relative_error
 
 DTYPES = (torch.bfloat16, torch.float16)  # what autocast computes in
@@ -117,6 +117,8 @@ def float32_gradients(model: nn.Module) -> Iterator[dict[str, torch.Tensor]]:
     >>> buffers["bias"], model.bias.grad
     (tensor([3.]), None)
     """
+    if not isinstance(model, nn.Module):
+        raise ValueError(f"model must be a torch.nn.Module, got {model!r}")
     named = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
     buffers = {name: torch.zeros_like(p, dtype=torch.float32) for name, p in named}
 
@@ -157,6 +159,8 @@ def accumulation_dtype_errors(
     >>> errors[1]["16-bit .grad"], errors[16]["16-bit .grad"] > errors[16]["float32 buffers"]
     (0.0, True)
     """
+    _check_dtype(dtype)
+    steps = as_counts("steps", steps)
     errors = {}
     for n in steps:
         low = copy.deepcopy(model).to(dtype)
@@ -327,6 +331,11 @@ def compute_skipped_steps(
     >>> result["skipped"]
     [True, True, True, True]
     """
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
+    init_scale = as_positive("init_scale", init_scale, "GradScaler's first scale, e.g. 2**16")
+    warmup_steps = as_count("warmup_steps", warmup_steps)
+    if not micro_batches:
+        raise ValueError("micro_batches must hold at least one (inputs, targets) pair, got none")
     result: dict[str, list] = {"skipped": [], "every window": [], "after updates only": []}
     for label in ("every window", "after updates only"):
         copy_ = copy.deepcopy(model)

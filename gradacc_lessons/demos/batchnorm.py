@@ -220,6 +220,9 @@ def set_batchnorm_momentum(model: nn.Module, momentum: float) -> int:
     >>> set_batchnorm_momentum(MLP(4, 2, norm="batch"), compensating_momentum(0.1, 8))
     2
     """
+    if not isinstance(model, nn.Module):
+        raise ValueError(f"model must be a torch.nn.Module, got {model!r}")
+    momentum = as_fraction("momentum", momentum, "e.g. compensating_momentum(0.1, N)")
     layers = [m for m in model.modules() if isinstance(m, BATCHNORMS)]
     for layer in layers:
         layer.momentum = momentum
@@ -242,7 +245,9 @@ def single_sample_facts(channels: int = 4, length: int = 5, seed: int = 0) -> di
     >>> facts["largest |output - beta|, by hand"], facts["gradient before the layer, by hand"]
     (0.0, 0.0)
     """
-    generator = torch.Generator().manual_seed(seed)
+    channels = as_count("channels", channels)
+    length = as_count("length", length, minimum=2, fix="several values per channel")
+    generator = torch.Generator().manual_seed(as_count("seed", seed, minimum=0))
     layer = nn.BatchNorm1d(channels).train()
     with torch.no_grad():
         layer.weight.uniform_(0.5, 1.5, generator=generator)  # gamma and beta away from 1 and 0
@@ -282,6 +287,8 @@ def replicas_vs_accumulation(replicas: int = 8, micro_batch: int = 32, kind: str
     >>> errors["devices with plain BatchNorm"] < 1e-12 < errors["one batch (SyncBatchNorm)"]
     True
     """
+    replicas = as_count("replicas", replicas)
+    micro_batch = as_count("micro_batch", micro_batch, minimum=2, fix="BatchNorm needs two samples")
     model, x, y = digits_problem(kind, "batch", replicas * micro_batch)
     accumulated = accumulated_gradients(model, F.cross_entropy, x, y, replicas)
     per_device = [

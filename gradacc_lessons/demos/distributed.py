@@ -80,6 +80,9 @@ def accumulation_steps_for(effective_batch: int, world_size: int, micro_batch: i
     ...     512, world_size=4, micro_batch=16)
     (4, 8)
     """
+    effective_batch = as_count("effective_batch", effective_batch)
+    world_size = as_count("world_size", world_size)
+    micro_batch = as_count("micro_batch", micro_batch)
     per_step = world_size * micro_batch
     if effective_batch % per_step:
         raise ValueError(
@@ -98,6 +101,8 @@ def sampler_shares(dataset_size: int, world_size: int) -> list[list[int]]:
     >>> sampler_shares(10, world_size=4)
     [[0, 4, 8], [1, 5, 9], [2, 6, 0], [3, 7, 1]]
     """
+    dataset_size = as_count("dataset_size", dataset_size)
+    world_size = as_count("world_size", world_size)
     from torch.utils.data import DistributedSampler
 
     return [
@@ -214,6 +219,7 @@ def no_sync_step(ddp_model, x, y, weight: float, last: bool) -> torch.Tensor:
     >>> no_sync_step(model, torch.ones(4, 3), torch.zeros(4, dtype=torch.long), 0.25, True).ndim
     0
     """
+    weight = as_positive("weight", weight, "the micro-batch's share of the window")
     context = ddp_model.no_sync() if not last else contextlib.nullcontext()
     with context:  # DDP decides in the forward pass whether this backward all-reduces
         loss = F.cross_entropy(ddp_model(x), y)
@@ -229,6 +235,7 @@ def backward_only_no_sync_step(ddp_model, x, y, weight: float, last: bool) -> to
     >>> backward_only_no_sync_step(model, x, y, 0.25, True).ndim
     0
     """
+    weight = as_positive("weight", weight, "the micro-batch's share of the window")
     loss = F.cross_entropy(ddp_model(x), y)  # outside no_sync(): this backward will sync
     context = ddp_model.no_sync() if not last else contextlib.nullcontext()
     with context:
@@ -243,6 +250,7 @@ def always_sync_step(ddp_model, x, y, weight: float, last: bool) -> torch.Tensor
     >>> always_sync_step(model, torch.ones(4, 3), torch.zeros(4, dtype=torch.long), 1.0, False).ndim
     0
     """
+    weight = as_positive("weight", weight, "the micro-batch's share of the window")
     loss = F.cross_entropy(ddp_model(x), y)
     (loss * weight).backward()
     return loss.detach()
@@ -256,6 +264,7 @@ def flag_step(ddp_model, x, y, weight: float, last: bool) -> torch.Tensor:
     >>> model.require_backward_grad_sync  # DDP reads it in its next forward
     False
     """
+    weight = as_positive("weight", weight, "the micro-batch's share of the window")
     ddp_model.require_backward_grad_sync = last  # sync only in the window's last backward
     loss = F.cross_entropy(ddp_model(x), y)
     (loss * weight).backward()
@@ -380,9 +389,12 @@ def time_sync_modes(
     An MLP of 85,002 float32 parameters, micro-batches of 16 samples; the modes take
     turns in every repeat, so that a busy moment of the machine hits them alike.
     """
+    modes = [as_choice("modes", mode, SYNC_MODES) for mode in modes]
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
+    repeats = as_count("repeats", repeats)
     from torch.nn.parallel import DistributedDataParallel as DDP
 
-    generator = torch.Generator().manual_seed(rank)
+    generator = torch.Generator().manual_seed(as_count("rank", rank, minimum=0))
     x, y = torch.randn(16, 64, generator=generator), torch.randint(10, (16,), generator=generator)
     with seeded(0):  # the same initial weights in every process
         model = DDP(MLP(64, 10, hidden=256))
@@ -439,6 +451,7 @@ def fsdp_collectives(accumulation_steps: int = 4) -> dict | None:
     micro-batch or only the last (`set_requires_gradient_sync`). Counted per layer
     group; divided by the 3 layers, they are parameter volumes. None before torch 2.6.
     """
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
     try:
         from torch.distributed.fsdp import fully_shard
     except ImportError:
@@ -464,6 +477,7 @@ def fsdp_collectives(accumulation_steps: int = 4) -> dict | None:
 
 def batchnorm_gradients(config: DDPConfig, rank: int) -> dict[str, torch.Tensor]:
     """DDP gradient of an MLP with plain BatchNorm, each process on its own micro-batch."""
+    _check_rank(rank, _check_config(config))
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     with seeded(config.seed):
@@ -482,6 +496,9 @@ def unequal_micro_batches(rank: int, accumulation_steps: int = 4, timeout_s: flo
     everything waits until the time-out (NCCL's default: 10 minutes, or forever).
     Here a group with a `timeout_s` time-out reports it. Returns what this process saw.
     """
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
+    timeout_s = as_positive("timeout_s", timeout_s, "seconds before a stuck collective fails")
+    rank = as_count("rank", rank, minimum=0)
     from torch.nn.parallel import DistributedDataParallel as DDP
 
     group = dist.new_group(backend="gloo", timeout=timedelta(seconds=timeout_s))
@@ -501,6 +518,7 @@ def unequal_micro_batches(rank: int, accumulation_steps: int = 4, timeout_s: flo
 
 def run_experiments(config: DDPConfig, rank: int) -> dict:
     """Everything one process measures, in order; the hang demonstration comes last."""
+    _check_rank(rank, _check_config(config))
     result = {mode: train_ddp(config, rank, mode) for mode in SYNC_MODES}
     result["token_gradients"] = {
         recipe: token_gradients(config, rank, recipe) for recipe in ("local_mean", "global_count")

@@ -24,7 +24,7 @@ from gradacc_lessons.accumulate import (
     token_loss,
     train_accumulated,
 )
-from gradacc_lessons.checks import as_count, as_counts, as_fraction, as_positive
+from gradacc_lessons.checks import as_choice, as_count, as_counts, as_fraction, as_positive
 from gradacc_lessons.compare import compare_tensors, parameters_of, relative_error
 from gradacc_lessons.data import make_classification, make_lengths, make_sequences
 from gradacc_lessons.demos.loops import (
@@ -472,6 +472,12 @@ def update_difference(
     >>> round(update_difference(sgd, model, torch.nn.functional.cross_entropy, mbs, 2, 4.0), 4)
     3.0
     """
+    scale = as_positive("scale", scale, "N for a loss not divided by N")
+    epochs = as_count("epochs", epochs)
+    if not callable(make_optimizer):
+        raise ValueError(
+            f"make_optimizer must make an optimizer from parameters, got {make_optimizer!r}"
+        )
     start = parameters_of(model)
     changes = []
     for factor in (1.0, scale):
@@ -508,6 +514,8 @@ def compute_loss_scale_effects(
     >>> round(effects["SGD"], 6), effects["AdamW"] < 1e-3
     (3.0, True)
     """
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
+    clip_factor = as_positive("clip_factor", clip_factor, "max_norm over the first gradient's norm")
     model, x, y = classification_problem(16 * accumulation_steps, seed)
     loss_fn = torch.nn.functional.cross_entropy
     micro_batches = split_batch(x, y, accumulation_steps)
@@ -541,7 +549,12 @@ def make_two_rule_sequences(
     >>> (y != -100).sum(dim=1).sort().values.tolist()
     [1, 3]
     """
-    generator = torch.Generator().manual_seed(seed)
+    short, long = as_count("short", short), as_count("long", long)
+    vocab = as_count("vocab", vocab, minimum=3, fix="token 0 pads, two rules need two more")
+    lengths = as_counts("lengths", lengths)
+    if len(lengths) != 2 or lengths[0] >= lengths[1]:
+        raise ValueError(f"lengths must be (short, long) with short < long, got {lengths!r}")
+    generator = torch.Generator().manual_seed(as_count("seed", seed, minimum=0))
     sizes = torch.tensor([lengths[0]] * short + [lengths[1]] * long)
     sizes = sizes[torch.randperm(len(sizes), generator=generator)]
     tokens = torch.randint(1, vocab, (len(sizes), lengths[1]), generator=generator)
@@ -574,6 +587,8 @@ def train_two_rule_model(
     >>> round(result["weight of short-sequence tokens"], 3)  # 48 x 2 of 448 tokens
     0.214
     """
+    normalize = as_choice("normalize", normalize, ("tokens", "naive"))
+    steps = as_count("steps", steps)
     x, y = make_two_rule_sequences(short, long, vocab, lengths, seed)
     if group_by_length:
         order = (y != IGNORE_INDEX).sum(dim=1).argsort(stable=True)

@@ -276,6 +276,7 @@ def schedule_lengths(
     micro_batches_per_epoch = as_count("micro_batches_per_epoch", micro_batches_per_epoch)
     accumulation_steps = as_count("accumulation_steps", accumulation_steps)
     epochs = as_count("epochs", epochs)
+    warmup = as_fraction("warmup", warmup)
     steps = epochs * math.ceil(micro_batches_per_epoch / accumulation_steps)
     lengths = {"optimizer steps": steps, "len(dataloader)": epochs * micro_batches_per_epoch}
     return {
@@ -302,6 +303,10 @@ def compile_from_scratch(
     >>> compile_from_scratch(torch.nn.Linear(4, 2), list(zip(x.split(4), y.split(4))))
     [1, 1, 2]
     """
+    if not isinstance(model, torch.nn.Module):
+        raise ValueError(f"model must be a torch.nn.Module, got {model!r}")
+    if not micro_batches:
+        raise ValueError("micro_batches must hold at least one (inputs, targets) pair, got none")
     graphs = []
 
     def counting_backend(graph_module, example_inputs):

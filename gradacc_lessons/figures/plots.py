@@ -271,6 +271,7 @@ def plot_phase_peaks(phases: Sequence[Phase], floor_bytes: int | None = None, ax
     >>> [t.get_text() for t in ax.get_xticklabels()], ax.get_ylabel()
     (['forward 1', 'optimizer step'], 'peak memory (KiB)')
     """
+    _non_empty("phases", phases)
     fig, ax = axes_for(ax, size=(7, 3))
     unit, scale = _unit(max(p.peak_bytes for p in phases))
     highest = max(range(len(phases)), key=lambda i: phases[i].peak_bytes)
