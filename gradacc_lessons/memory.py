@@ -38,9 +38,10 @@ import torch
 from torch import nn
 
 from gradacc_lessons.accumulate import check_batch, scalar_loss, split_batch
-from gradacc_lessons.checks import as_count, as_counts, as_positive
+from gradacc_lessons.checks import as_choice, as_count, as_counts, as_positive
 
 MiB = 2**20
+GB = 10**9  # real models are counted in (decimal) gigabytes, as GPU makers do
 LABELS = {  # the parts of the peak, and their names in tables and plots
     "parameter_bytes": "parameters",
     "gradient_bytes": "gradients",
@@ -501,3 +502,222 @@ def _check_optimizer(optimizer) -> None:
         raise ValueError(
             f"optimizer must be a torch.optim.Optimizer (SGD, Adam, ...), got {optimizer!r}"
         )
+
+
+@dataclass(frozen=True)
+class Phase:
+    """The peak memory of one phase of a training step."""
+
+    name: str  # "forward 1", "backward 1", ..., "optimizer step"
+    peak_bytes: int
+
+
+def measure_phase_peaks(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    loss_fn: Callable,
+    inputs: torch.Tensor,
+    targets: torch.Tensor,
+    accumulation_steps: int = 1,
+) -> list[Phase]:
+    """The peak memory of each phase of one window: every forward, every backward, the step.
+
+    Measured like `measure_training_memory` (the CUDA allocator, or the profiler's
+    allocation events on the CPU), on copies of the model and optimizer; micro-batches
+    are numbered from 1.
+
+    >>> model = torch.nn.Linear(10, 2)
+    >>> opt = torch.optim.Adam(model.parameters())
+    >>> x, y = torch.randn(8, 10), torch.randint(2, (8,))
+    >>> phases = measure_phase_peaks(model, opt, torch.nn.CrossEntropyLoss(), x, y, 2)
+    >>> [phase.name for phase in phases]
+    ['forward 1', 'backward 1', 'forward 2', 'backward 2', 'optimizer step']
+    """
+    _check_optimizer(optimizer)
+    chunks = split_batch(inputs, targets, accumulation_steps)
+    model, optimizer = _training_copy(model, optimizer)
+    device = _device_of(model)
+    start = _bytes(model.parameters()) + optimizer_state_bytes(optimizer)
+    with torch.random.fork_rng(devices=_rng_devices(device)), _phase_tracker(device) as mark:
+        for i, (x, y) in enumerate(chunks, start=1):
+            with mark(f"forward {i}"):
+                x, y = x.clone(), y.clone()  # handed over by a data loader, as in a real step
+                loss = scalar_loss(loss_fn, model(x), y) * (len(x) / len(inputs))
+            with mark(f"backward {i}"):
+                loss.backward()
+            del loss, x, y
+        with mark("optimizer step"):
+            optimizer.step()
+    return [Phase(name, start + peak) for name, peak in mark.peaks.items()]
+
+
+class _PhaseMarks:
+    """Names the phases of a step; after the block, `peaks` maps each name to its peak."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.peaks: dict[str, int] = {}
+        self.start = 0
+
+    @contextlib.contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+            yield
+            torch.cuda.synchronize(self.device)
+            self.peaks[name] = torch.cuda.max_memory_allocated(self.device) - self.start
+        else:
+            with torch.autograd.profiler.record_function(name):
+                yield
+            self.peaks[name] = 0  # filled in from the trace when the profiler stops
+
+
+@contextlib.contextmanager
+def _phase_tracker(device: torch.device) -> Iterator[_PhaseMarks]:
+    marks = _PhaseMarks(device)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        marks.start = torch.cuda.memory_allocated(device)
+        yield marks
+        return
+    if device.type != "cpu":
+        raise ValueError(f"phase peaks need a CUDA or CPU device, got {device.type}")
+    with torch.autograd.profiler.profile(profile_memory=True) as profiler:
+        yield marks
+    marks.peaks.update(_peaks_by_range(profiler, list(marks.peaks)))
+
+
+def _peaks_by_range(profiler, names: list[str]) -> dict[str, int]:
+    """The largest running allocation total inside each named range of the trace."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "trace.json")
+        profiler.export_chrome_trace(path)
+        with open(path, encoding="utf-8") as file:
+            events = json.load(file)["traceEvents"]
+    ranges = [
+        (e["name"], float(e["ts"]), float(e["ts"]) + float(e["dur"]))
+        for e in events
+        if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e["name"] in names
+    ]
+    memory = [
+        e for e in events if e.get("name") == "[memory]" and e["args"].get("Device Type") == 0
+    ]
+    memory.sort(key=lambda e: (float(e["ts"]), e["args"].get("Ev Idx", 0)))
+    totals, running = [], 0  # (time, bytes held after the event)
+    for event in memory:
+        running += event["args"]["Bytes"]
+        totals.append((float(event["ts"]), running))
+    peaks = dict.fromkeys(names, 0)
+    for name, begin, end in ranges:
+        before = [held for time, held in totals if time < begin]
+        inside = [held for time, held in totals if begin <= time <= end]
+        # what was held when the phase began, or more if it allocated
+        peaks[name] = max([before[-1] if before else 0, *inside])
+    return peaks
+
+
+def estimate_temporaries(
+    model: nn.Module, optimizer: torch.optim.Optimizer, accumulation_steps: int = 1
+) -> dict[str, int]:
+    """The rule for the short-lived buffers on top of parameters, gradients, state and activations.
+
+    - a window of N >= 2 micro-batches: from the second backward on, each new gradient is
+      made beside the filled `.grad` and then added to it: one more tensor the size of the
+      largest parameter;
+    - the optimizer step: Adam and AdamW written as a loop over tensors (the CPU default)
+      hold two temporaries the size of the largest parameter (three for Adam's weight
+      decay), plus the previous tensor's result; their `foreach` form (the CUDA default)
+      one copy of all parameters; `fused=True` none. SGD holds none, or one largest
+      tensor (loop) / all parameters (foreach) with weight decay.
+
+    >>> model = torch.nn.Sequential(torch.nn.Linear(100, 50), torch.nn.Linear(50, 2))
+    >>> estimate_temporaries(model, torch.optim.Adam(model.parameters()), accumulation_steps=2)
+    {'accumulating into .grad': 20000, 'optimizer step': 40000}
+    """
+    _check_optimizer(optimizer)
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    if not trainable:
+        raise ValueError("the model has no parameter that requires grad: no gradient to hold")
+    largest = max(p.numel() * p.element_size() for p in trainable)
+    return {
+        "accumulating into .grad": largest if accumulation_steps >= 2 else 0,
+        "optimizer step": _step_temporaries(optimizer, largest),
+    }
+
+
+def _step_temporaries(optimizer: torch.optim.Optimizer, largest: int) -> int:
+    group = optimizer.param_groups[0]
+    params = [p for g in optimizer.param_groups for p in g["params"] if p.requires_grad]
+    sizes = [p.numel() * p.element_size() for p in params]
+    if group.get("fused"):
+        return 0
+    foreach = group.get("foreach")
+    if foreach is None:  # PyTorch's default: foreach when every tensor is on a GPU
+        foreach = all(p.is_cuda for p in params)
+    decay = group.get("weight_decay", 0) != 0
+    if type(optimizer) in (torch.optim.Adam, torch.optim.AdamW):
+        if foreach:  # one temporary per parameter, all at once
+            return sum(sizes)
+        # A loop over tensors: sqrt(v) and its quotient (two temporaries), plus grad + wd * p
+        # for Adam's weight decay; the previous tensor's result is still referenced.
+        per_tensor = 3 if type(optimizer) is torch.optim.Adam and decay else 2
+        return max(per_tensor * size + before for size, before in zip(sizes, [0, *sizes]))
+    if type(optimizer) is torch.optim.SGD:
+        return (sum(sizes) if foreach else largest) if decay else 0  # grad + wd * p
+    raise ValueError(
+        f"optimizer must be SGD, Adam or AdamW for the rule, got {type(optimizer).__name__}; "
+        f"measure it with measure_phase_peaks instead"
+    )
+
+
+# Bytes per parameter of full fine-tuning recipes (ZeRO paper's accounting, Rajbhandari et al.
+# 2020): what stays in memory for the whole run, before any activation.
+RECIPES = {
+    "float32, Adam": {"parameters": 4, "gradients": 4, "optimizer state": 8},
+    "mixed precision, AdamW": {  # 16-bit weights and gradients, float32 master copy and moments
+        "parameters": 2,
+        "gradients": 2,
+        "optimizer state": 4 + 8,
+    },
+    "16-bit weights, float32 gradient buffers, AdamW": {
+        "parameters": 2,
+        "gradients": 4,
+        "optimizer state": 4 + 8,
+    },
+}
+
+
+def floor_for(parameters: int, recipe: str = "mixed precision, AdamW") -> dict[str, float]:
+    """The floor of training `parameters` weights with a recipe, in bytes per part.
+
+    >>> floor_for(7_000_000_000)["total"] / 1e9  # a 7B model: 16 bytes per parameter
+    112.0
+    """
+    parameters = as_count("parameters", parameters)
+    as_choice("recipe", recipe, RECIPES)
+    parts = {part: float(parameters * size) for part, size in RECIPES[recipe].items()}
+    return {**parts, "total": sum(parts.values())}
+
+
+def transformer_activation_bytes(
+    tokens: int,
+    hidden: int,
+    layers: int,
+    checkpointing: bool = False,
+) -> float:
+    """An estimate of what a GPT-style transformer saves for backward, for `tokens` tokens.
+
+    Korthikanti et al. (2022) count 34 x hidden bytes per token and layer with 16-bit
+    activations, when the attention scores are not stored (as with FlashAttention);
+    checkpointing every layer keeps only each layer's 16-bit input: 2 x hidden bytes.
+    An estimate to plan with, not a measurement: measure your own model.
+
+    >>> transformer_activation_bytes(4096, hidden=4096, layers=32) / 1e9  # a 7B model
+    18.253611008
+    """
+    tokens, hidden, layers = (as_count(n, v) for n, v in (("tokens", tokens), ("hidden", hidden),
+                                                         ("layers", layers)))  # fmt: skip
+    per_token_and_layer = 2 * hidden if checkpointing else 34 * hidden
+    return float(tokens * layers * per_token_and_layer)

@@ -16,8 +16,11 @@ from gradacc_lessons.demos.batchnorm import (
     compute_running_stats,
     digits_problem,
     forward_difference,
+    replicas_vs_accumulation,
     running_stats_error,
+    set_batchnorm_momentum,
     single_sample_error,
+    single_sample_facts,
 )
 from gradacc_lessons.demos.dropout import DropoutMLP, compute_dropout_comparison, with_masks
 
@@ -178,3 +181,34 @@ def test_same_seed_dropout_masks_differ_between_split_and_full_batch():
     pieces = torch.cat([model(xb) for xb in x.split(16)])
     assert not torch.allclose(full, pieces)
     assert isinstance(model.layers, nn.ModuleList)
+
+
+def test_one_value_per_channel_collapses_to_beta_and_pytorch_refuses_only_that():
+    facts = single_sample_facts(channels=6, length=4, seed=3)
+    assert facts["largest |output - beta|, by hand"] == 0.0
+    assert facts["gradient before the layer, by hand"] == 0.0
+    assert "more than 1 value per channel" in facts["PyTorch, (1, C) input"]
+    # (1, C, L): PyTorch normalises each channel over the L positions of the one sample;
+    # the same by hand.
+    layer, x = nn.BatchNorm1d(6).train(), torch.randn(1, 6, 4, dtype=torch.float64)
+    layer = layer.double()
+    mean, var = x.mean(dim=(0, 2), keepdim=True), x.var(dim=(0, 2), unbiased=False, keepdim=True)
+    torch.testing.assert_close(layer(x), (x - mean) / torch.sqrt(var + layer.eps))
+    assert "trains" in facts["PyTorch, (1, C, L) input"]
+
+
+def test_set_batchnorm_momentum_reaches_every_batchnorm():
+    model = nn.Sequential(nn.BatchNorm1d(3), nn.Linear(3, 3), nn.Sequential(nn.BatchNorm2d(2)))
+    assert set_batchnorm_momentum(model, 0.05) == 2
+    assert [m.momentum for m in model.modules() if hasattr(m, "momentum")] == [0.05, 0.05]
+
+
+@pytest.mark.parametrize("kind, replicas, micro_batch", [("mlp", 8, 32), ("cnn", 4, 16)])
+def test_accumulating_n_micro_batches_is_n_devices_with_plain_batchnorm(
+    kind, replicas, micro_batch
+):
+    errors = replicas_vs_accumulation(replicas, micro_batch, kind)
+    # The same computation in another order: float64 rounding at most.
+    assert errors["devices with plain BatchNorm"] < 1e-12
+    # SyncBatchNorm normalises with all samples: the full batch, which accumulation misses.
+    assert errors["one batch (SyncBatchNorm)"] > 1e-3

@@ -12,6 +12,8 @@ import pytest
 import torch
 from torch.nn import functional as F
 
+from gradacc_lessons.accumulate import accumulated_gradients
+from gradacc_lessons.compare import relative_error
 from gradacc_lessons.demos import distributed
 from gradacc_lessons.demos.distributed import (
     IGNORE_INDEX,
@@ -24,6 +26,8 @@ from gradacc_lessons.demos.distributed import (
     rank_micro_batches,
     run_ddp,
 )
+from gradacc_lessons.demos.sharding import collectives_per_window, communication_volumes
+from gradacc_lessons.models import MLP
 
 pytestmark = [pytest.mark.distributed, pytest.mark.timeout(600)]
 CONFIG = DDPConfig(world_size=2, micro_batch=4, accumulation_steps=4, windows=3)
@@ -80,12 +84,14 @@ def test_a_failing_process_stops_the_run_and_the_others_are_killed(monkeypatch):
     assert _ddp_children() == [], "run_ddp left processes behind after a failure"
 
 
+@pytest.mark.parametrize("mode", ["no_sync", "require_backward_grad_sync"])
 @pytest.mark.parametrize("rank", [0, 1])
-def test_no_sync_around_forward_and_backward_syncs_once_per_step(result, rank):
+def test_no_sync_around_forward_and_backward_syncs_once_per_step(result, mode, rank):
+    # no_sync() around forward and backward, or nanoGPT's flag set before the forward.
     n = CONFIG.accumulation_steps
-    for window, counts in enumerate(result.allreduces["no_sync"][rank]):
+    for window, counts in enumerate(result.allreduces[mode][rank]):
         # The model is far smaller than DDP's 25 MB bucket: one bucket, one all-reduce.
-        assert counts == [0] * (n - 1) + [1], f"window {window}: {counts}"
+        assert counts == [0] * (n - 1) + [1], f"{mode}, window {window}: {counts}"
 
 
 @pytest.mark.parametrize("mode", ["no_sync_backward_only", "always_sync"])
@@ -97,7 +103,8 @@ def test_syncing_in_forward_all_reduces_every_micro_batch(result, mode, rank):
 
 def test_each_all_reduce_carries_every_gradient_entry(result):
     entries = sum(p.numel() for p in make_model(CONFIG).parameters())
-    rounds = {"no_sync": 1, "no_sync_backward_only": 4, "always_sync": 4}
+    rounds = {"no_sync": 1, "no_sync_backward_only": 4, "always_sync": 4,
+              "require_backward_grad_sync": 1}  # fmt: skip
     for mode in SYNC_MODES:
         expected = entries * rounds[mode] * CONFIG.windows
         assert result.elements[mode] == [expected] * CONFIG.world_size, mode
@@ -181,3 +188,45 @@ def test_global_token_count_gives_the_token_mean_of_all_ranks(result, rank):
 def test_effective_batch_rejects_zero():
     with pytest.raises(ValueError, match="accumulation_steps"):
         effective_batch(2, 4, 0)
+
+
+def test_fsdp_collectives_match_the_volumes_of_the_lesson(result):
+    # FSDP2 (fully_shard) on 2 gloo processes, counted by wrapping torch.distributed's
+    # collectives: the independent measurement of sharding.collectives_per_window.
+    assert result.fsdp_collectives is not None, "torch >= 2.6 has fully_shard"
+    for (strategy, every), counted in result.fsdp_collectives.items():
+        rule = collectives_per_window(strategy, CONFIG.accumulation_steps, every)
+        assert counted == {
+            "all-gather": rule["all-gather"],
+            "reduce-scatter": rule["reduce-scatter"],
+        }
+    full = {every: communication_volumes("FULL_SHARD", 4, every) for every in (True, False)}
+    assert full == {True: 3 * 4, False: 2 * 4 + 1}  # 3N against 2N + 1
+
+
+def test_ddp_with_plain_batchnorm_is_accumulation_on_one_device(result):
+    # The DDP gradient (each process normalising its own micro-batch, averaged) against
+    # one process accumulating the same micro-batches: the same number.
+    x, y = make_data(CONFIG)
+    micro_batches = [rank_micro_batches(x, y, 0, r, CONFIG)[0] for r in range(CONFIG.world_size)]
+    torch.manual_seed(CONFIG.seed)
+    model = MLP(CONFIG.features, CONFIG.classes, CONFIG.hidden, norm="batch").double()
+    xs, ys = torch.cat([xb for xb, _ in micro_batches]), torch.cat([yb for _, yb in micro_batches])
+    accumulated = accumulated_gradients(model, F.cross_entropy, xs, ys, CONFIG.world_size)
+    full = accumulated_gradients(model, F.cross_entropy, xs, ys, 1)
+    for rank in range(CONFIG.world_size):
+        ddp = result.batchnorm_gradients[rank]
+        assert relative_error(accumulated, ddp) < 1e-12, rank
+        assert relative_error(full, ddp) > 1e-3  # not SyncBatchNorm's full batch
+
+
+def test_one_micro_batch_too_many_on_one_rank_hangs_until_the_timeout(result):
+    rank0, rank1 = result.unequal_micro_batches
+    assert rank0.startswith("5 micro-batches: stuck") and "timed out" in rank0
+    assert rank1.startswith("4 micro-batches: stuck") and "timed out" in rank1
+
+
+def test_sync_modes_are_timed(result):
+    # Ratios belong to benchmarks; here only that both modes were timed in the same run.
+    assert set(result.seconds_per_step) == {"no_sync", "always_sync"}
+    assert all(seconds > 0 for seconds in result.seconds_per_step.values())

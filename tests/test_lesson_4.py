@@ -91,8 +91,23 @@ def test_lesson_4_reconciles_the_two_claims_about_time(lesson):
 @pytest.mark.slow
 def test_lesson_4_plan_fits_and_the_error_says_by_how_much(lesson):
     _, text = lesson
-    assert re.search(r"measured peak [\d,]+ bytes <= budget [\d,]+: True", text)
+    # One unit for the plan and its check (format_bytes): "880.3 KiB <= budget 1 MiB".
+    assert re.search(r"measured peak [\d.]+ [KM]iB <= budget [\d.]+ [KM]iB: True", text)
     assert re.search(r"too small: .* over the budget", text)
+
+
+@pytest.mark.slow
+def test_lesson_4_finds_the_peak_and_the_rule_matches(lesson):
+    _, text = lesson
+    step, rule = re.search(
+        r"optimizer step: floor \+ ([\d.]+ \w+) \(rule: ([\d.]+ \w+)\)", text
+    ).groups()
+    assert step == rule  # to the printed digits: Adam's loop temporaries
+    assert re.search(r"CNN, N = 4: peak [\d.]+ [KM]iB in backward \d", text)
+    # The real-model arithmetic, by hand: 16 bytes x 7e9, 34 x 4096 x 32 x 4096 bytes.
+    assert "total 112 GB" in text and "one 4,096-token sequence: 18.3 GB" in text
+    assert "the floor alone is 1.4 x its memory" in text
+    assert "3 sequences per micro-batch; 192 sequences per step: N = 8" in text
 
 
 def test_lesson_4_ends_with_the_self_check():

@@ -68,7 +68,37 @@ def test_lesson_2_numbers(executed):
         assert number_after(text, pitfall + " +broken") > 1e-2, pitfall
         assert number_after(text, pitfall + r" +broken +[0-9.]+% +fixed") < 1e-12, pitfall
     assert number_after(text, "normalize='tokens': relative error") < 1e-12
-    assert number_after(text, "at spread 0 the bug is invisible: error") < 1e-12
+    # One metric, one setup: spread 0.5 gives the same error in the cell and in the table.
+    random_order = re.search(r"token mean / N, random order +(.*)", text).group(1).split()
+    assert random_order[0] == "0.0%"  # spread 0: the bug hides
+    single = number_after(text, "token mean / N: +relative error")
+    assert float(random_order[2].rstrip("%")) / 100 == pytest.approx(single, abs=5e-4)
+
+
+@pytest.mark.slow
+def test_lesson_2_loss_scale_and_the_token_bug_trained(executed):
+    text = printed(executed[2])
+    sgd = re.search(r"SGD +after 1 window +([0-9.e+-]+), after 10 +([0-9.e+-]+)", text)
+    adam = re.search(r"AdamW +after 1 window +([0-9.e+-]+), after 10 +([0-9.e+-]+)", text)
+    clipped = re.search(
+        r"AdamW, clipped +after 1 window +([0-9.e+-]+), after 10 +([0-9.e+-]+)", text
+    )
+    assert float(sgd.group(1)) == pytest.approx(3.0, rel=1e-3)  # N - 1, by hand
+    assert max(map(float, adam.groups())) < 1e-3  # only eps sees the scale
+    assert float(clipped.group(2)) > float(adam.group(2))  # clipping makes it matter
+    runs = dict(
+        (name, (float(loss), float(accuracy)))
+        for name, loss, accuracy in re.findall(
+            r"^(.+?) +short tokens weigh +\d+%: test loss ([0-9.]+), accuracy ([0-9.]+)%",
+            text,
+            re.M,
+        )
+    )
+    fixed = runs["normalize='tokens' (any order)"]
+    grouped = runs["token mean / N, grouped by length"]
+    shuffled = runs["token mean / N, random order"]
+    assert grouped[0] > 1.5 * fixed[0] and grouped[1] < fixed[1] - 20  # a different model
+    assert shuffled[0] < 1.1 * fixed[0]  # well-mixed micro-batches: nearly harmless
 
 
 @pytest.mark.slow
@@ -82,4 +112,23 @@ def test_lesson_3_numbers(executed):
         assert number_after(text, fix) < 1e-12, fix
     assert number_after(text, "BatchNorm1d, train mode") > 1e-2
     assert "Expected more than 1 value per channel when training" in text
+    assert number_after(text, "largest \\|output - beta\\|, by hand") == 0.0
+    assert number_after(text, "gradient before the layer, by hand") == 0.0
     assert number_after(text, "masks travel with the samples") < 1e-12
+
+
+@pytest.mark.slow
+def test_lesson_3_batchnorm_trained_to_the_end_and_the_gpu_equivalence(executed):
+    text = printed(executed[3])
+    accuracy = {
+        int(b): float(a)
+        for b, a in re.findall(
+            r"micro-batches of +(\d+) \(N = +\d+\): test accuracy ([0-9.]+)", text
+        )
+    }
+    assert set(accuracy) == {128, 32, 8, 2}
+    assert abs(accuracy[32] - accuracy[128]) < 2.0  # 16-32 per BatchNorm: as good as the batch
+    assert accuracy[2] < accuracy[128] - 10  # two samples per BatchNorm: much worse
+    assert number_after(text, "accumulated vs devices with plain BatchNorm +relative error") < 1e-12
+    assert number_after(text, r"accumulated vs one batch \(SyncBatchNorm\) +relative error") > 1e-2
+    assert "2 BatchNorm layers now have momentum 0.0131 (N = 8)" in text

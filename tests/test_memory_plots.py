@@ -5,14 +5,20 @@ import pytest
 import torch
 from torch import nn
 
+from gradacc_lessons.accumulate import Event
 from gradacc_lessons.figures.explorers import budget_slider, describe_plan
 from gradacc_lessons.figures.plots import (
+    FLOOR,
+    plot_errors,
     plot_memory_breakdown,
     plot_peak_vs_steps,
+    plot_phase_peaks,
     plot_time_vs_steps,
+    plot_timeline,
 )
 from gradacc_lessons.memory import (
     MemoryReport,
+    Phase,
     measure_training_memory,
     memory_by_accumulation_steps,
     memory_by_micro_batch,
@@ -148,6 +154,45 @@ def test_the_time_plot_shows_both_ways_relative_to_n_1():
     assert list(accumulated.get_ydata()) == [1.0, 1.5, 4.0]
     assert list(separate.get_ydata()) == [1.0, 2.0, 8.0]
     assert accumulated.get_linestyle() != separate.get_linestyle()
+
+
+def test_the_time_plot_takes_both_timings_of_n_1_as_its_baseline():
+    # At N = 1 both ways are one computation timed twice: the plot divides by their mean.
+    result = TimingResult((1, 4), (1.0, 3.0), (3.0, 6.0), 64, 3)
+    fig, ax = plot_time_vs_steps(result)
+    accumulated, separate = ax.get_lines()[:2]
+    assert list(accumulated.get_ydata()) == [0.5, 1.5]
+    assert list(separate.get_ydata()) == [1.5, 3.0]
+
+
+def test_error_plots_on_a_linear_axis_show_the_values_themselves():
+    series = {"BatchNorm": [0.0, 0.22, 6.44], "GroupNorm": [0.0, 2e-16, 3e-16],
+              "LayerNorm": [0.0, 2e-16, 3e-16]}  # fmt: skip
+    fig, ax = plot_errors([1, 2, 32], series, "N", log2_x=True, yscale="linear")
+    lines = ax.get_lines()
+    assert ax.get_yscale() == "linear" and list(lines[0].get_ydata()) == [0.0, 0.22, 6.44]
+    # Two lines on the same values both show: one filled and small, the next hollow and large.
+    assert lines[1].get_markerfacecolor() == "none" and lines[2].get_markerfacecolor() != "none"
+    assert lines[1].get_markersize() > lines[2].get_markersize()
+    fig, ax = plot_errors([1, 2], {"exact": [0.0, 1e-3]}, "N")
+    assert list(ax.get_lines()[0].get_ydata())[0] == FLOOR  # a log axis cannot draw 0
+    with pytest.raises(ValueError, match="yscale"):
+        plot_errors([1], {"a": [1.0]}, "N", yscale="symlog")
+
+
+def test_the_phase_plot_marks_the_highest_phase():
+    phases = [Phase("forward 1", 100), Phase("backward 1", 300), Phase("optimizer step", 200)]
+    fig, ax = plot_phase_peaks(phases, floor_bytes=50)
+    colours = [bar.get_facecolor() for bar in ax.patches]
+    assert colours[1] != colours[0] == colours[2]
+    assert [round(bar.get_height() * 1024) for bar in ax.patches] == [100, 300, 200]
+
+
+def test_the_timeline_counts_micro_batches_from_one():
+    events = [Event("zero_grad", 0), Event("forward", 0, 0), Event("backward", 0, 0),
+              Event("forward", 0, 1), Event("backward", 0, 1), Event("step", 0)]  # fmt: skip
+    fig, ax = plot_timeline(events)
+    assert [text.get_text() for text in ax.texts if text.get_text().isdigit()] == ["1", "2"]
 
 
 def test_plots_draw_on_a_given_axis():

@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 
 from gradacc_lessons.accumulate import token_loss
+from gradacc_lessons.compare import relative_error
 from gradacc_lessons.data import make_classification, make_lengths, make_sequences
 from gradacc_lessons.demos import loops as pitfalls
 from gradacc_lessons.demos import pitfalls as damage
@@ -261,3 +262,106 @@ def test_loops_train_like_the_full_batch_with_a_real_optimizer(loop):
     trained = dict(model.named_parameters())
     close = matches(dict(reference.named_parameters()), trained, torch.float64)
     assert close == (loop is pitfalls.weight_by_samples_loop)
+
+
+def _adam_first_update(gradient: dict, lr: float, eps: float = 1e-8) -> dict:
+    """Adam's (and AdamW's, but for weight decay) first step, by hand: m = g, v = g^2 after
+    bias correction, so the update is lr * g / (|g| + eps)."""
+    return {n: lr * g / (g.abs() + eps) for n, g in gradient.items()}
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_loss_scale_moves_sgd_linearly_and_adam_only_through_eps(seed):
+    model, x, y = damage.classification_problem(64, seed)
+    micro_batches = list(zip(x.tensor_split(4), y.tensor_split(4)))
+    names, params = zip(*model.named_parameters())
+    gradient = dict(zip(names, torch.autograd.grad(F.cross_entropy(model(x), y), params)))
+    sgd = lambda p: torch.optim.SGD(p, lr=0.1)  # noqa: E731
+    adam = lambda p: torch.optim.Adam(p, lr=1e-3)  # noqa: E731
+    loss_fn = F.cross_entropy
+    # SGD: the update is lr x gradient, so a loss x 4 moves 4 x as far: error exactly 3.
+    assert damage.update_difference(sgd, model, loss_fn, micro_batches, 4, 4.0) == pytest.approx(
+        3.0, rel=1e-9
+    )
+    # Adam, by hand: only eps tells g from 4g.
+    one, four = (
+        _adam_first_update(gradient, 1e-3),
+        _adam_first_update({n: 4 * g for n, g in gradient.items()}, 1e-3),
+    )
+    by_hand = relative_error(one, four)
+    measured = damage.update_difference(adam, model, loss_fn, micro_batches, 4, 4.0)
+    assert measured == pytest.approx(by_hand, rel=1e-6), (measured, by_hand)
+    assert measured < 1e-3
+
+
+def test_clipping_makes_the_scale_matter_to_adam_and_caps_sgd():
+    model, x, y = damage.classification_problem(64, 2)
+    micro_batches = list(zip(x.tensor_split(4), y.tensor_split(4)))
+    grads = torch.autograd.grad(F.cross_entropy(model(x), y), list(model.parameters()))
+    norm = sum(float((g**2).sum()) for g in grads) ** 0.5
+    sgd = lambda p: torch.optim.SGD(p, lr=0.1)  # noqa: E731
+    # By hand, one window, max_norm = 2 x the norm: the right gradient is not clipped,
+    # the 4 x gradient is cut to 2 x: SGD moves twice as far, an error of exactly 1.
+    one_window = damage.update_difference(
+        sgd, model, F.cross_entropy, micro_batches, 4, 4.0, max_grad_norm=2 * norm
+    )
+    assert one_window == pytest.approx(1.0, rel=1e-6)
+    effects = damage.compute_loss_scale_effects(epochs=10, seed=2)
+    # Without clipping Adam hardly notices (eps only); with clipping the clip factor changes
+    # from window to window and Adam's moments mix them: a visible change.
+    assert effects["AdamW"] < 1e-3 < effects["AdamW, clipped"]
+    assert effects["SGD"] > 0.3 and effects["SGD, clipped"] > 0.3
+
+
+def _optimum_test_loss(short, long, lengths, normalize, grouped, steps=4):
+    """By hand: the test loss of the best table of logits for the weighted objective.
+
+    Each training token gets the weight the normalisation gives it (1 / all tokens, or
+    1 / (N x its micro-batch's tokens)); for each input token value k, the best model
+    predicts the short rule (k -> k) with the weighted share of k's short-rule tokens and
+    the long rule with the rest. The test loss is then a mean of -log over test tokens."""
+    x, y = damage.make_two_rule_sequences(short, long, 8, lengths, 0)
+    if grouped:
+        order = (y != -100).sum(dim=1).argsort(stable=True)
+        x, y = x[order], y[order]
+    short_rule, weight_of = torch.zeros(8, dtype=torch.float64), torch.zeros(8, dtype=torch.float64)
+    total = int((y != -100).sum())
+    for xb, yb in zip(x.tensor_split(steps), y.tensor_split(steps)):
+        real = yb != -100
+        w = 1 / total if normalize == "tokens" else 1 / (steps * int(real.sum()))
+        for token, target in zip(xb[real].tolist(), yb[real].tolist()):
+            weight_of[token] += w
+            short_rule[token] += w * (target == token)
+    p_short = short_rule / weight_of
+    test_x, test_y = damage.make_two_rule_sequences(10 * short, 10 * long, 8, lengths, 1)
+    real = test_y != -100
+    tokens, targets = test_x[real], test_y[real]
+    chosen = torch.where(targets == tokens, p_short[tokens], 1 - p_short[tokens])
+    return float(-chosen.log().mean())
+
+
+@pytest.mark.parametrize(
+    "short, long, lengths", [(48, 16, (2, 22)), (40, 24, (3, 15)), (36, 28, (4, 12))]
+)
+def test_the_token_bug_trains_the_optimum_of_the_wrong_weights(short, long, lengths):
+    share = short * lengths[0] / (short * lengths[0] + long * lengths[1])  # by hand
+    results = {}
+    for normalize in ("tokens", "naive"):
+        for grouped in (True, False):
+            result = damage.train_two_rule_model(
+                normalize, grouped, steps=300, short=short, long=long, lengths=lengths
+            )
+            results[normalize, grouped] = result
+            weight = result["weight of short-sequence tokens"]
+            if normalize == "tokens":
+                assert weight == pytest.approx(share, rel=1e-12)
+            # Trained to the end, the model sits at the optimum of the weights it was given
+            # (300 Adam steps leave ~1e-3 of probability on the other classes; 3 % covers it).
+            optimum = _optimum_test_loss(short, long, lengths, normalize, grouped)
+            assert result["test loss"] == pytest.approx(optimum, rel=0.03), (normalize, grouped)
+    # Grouped by length, the buggy weights are the micro-batches' (1/N each), far from the
+    # tokens' share: a worse model than the fix, and worse than the bug on shuffled data.
+    worst = results["naive", True]
+    assert abs(worst["weight of short-sequence tokens"] - share) > 0.15
+    assert worst["test loss"] > results["naive", False]["test loss"]
+    assert worst["test loss"] > 1.1 * results["tokens", True]["test loss"]

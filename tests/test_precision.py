@@ -7,8 +7,13 @@ import torch
 from torch.nn import functional as F
 
 from gradacc_lessons.data import load_digits
-from gradacc_lessons.models import MLP
+from gradacc_lessons.memory import activation_bytes_per_sample
+from gradacc_lessons.models import MLP, SmallCNN
 from gradacc_lessons.precision import (
+    AutocastModel,
+    accumulation_dtype_errors,
+    compute_skipped_steps,
+    float32_gradients,
     mixed_precision_gradients,
     precision_for,
     train_mixed_precision,
@@ -174,12 +179,107 @@ def test_training_without_scaler_in_bf16_learns():
     assert losses[-1] < 0.5 * losses[0], losses
 
 
-def test_precision_for_devices():
+def test_precision_for_devices(monkeypatch):
     assert precision_for(torch.device("cpu")) == (torch.bfloat16, False)
-    assert precision_for("cuda:0") == (torch.float16, True)
+    # A GPU is described by its compute capability: bf16 from Ampere (8.x) on.
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.version, "hip", None)
+    for capability, expected in [((7, 5), (torch.float16, True)), ((8, 0), (torch.bfloat16, False)),
+                                 ((9, 0), (torch.bfloat16, False))]:  # fmt: skip
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device, c=capability: c)
+        assert precision_for("cuda:0") == expected, capability
+
+
+def test_precision_for_cuda_without_a_gpu_says_so(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ValueError, match="no CUDA GPU"):
+        precision_for("cuda")
 
 
 def test_zero_accumulation_steps_is_a_value_error():
     model = MLP(64, 10)
     with pytest.raises(ValueError, match="accumulation_steps"):
         train_mixed_precision(model, torch.optim.SGD(model.parameters()), F.cross_entropy, [], 0)
+
+
+def test_a_bfloat16_grad_stops_adding_where_float32_buffers_go_on():
+    # By hand: bfloat16 keeps 8 significant bits, so from 256 on its spacing is 2 and
+    # 256 + 1 rounds back to 256 (ties to even). 300 backwards of a bias gradient of 1.
+    model = torch.nn.Linear(2, 1).to(torch.bfloat16)
+    for _ in range(300):
+        model(torch.zeros(1, 2, dtype=torch.bfloat16)).sum().backward()
+    assert model.bias.grad.item() == 256.0
+    model.zero_grad(set_to_none=True)
+    with float32_gradients(model) as buffers:
+        for _ in range(300):
+            model(torch.zeros(1, 2, dtype=torch.bfloat16)).sum().backward()
+    assert buffers["bias"].item() == 300.0 and buffers["bias"].dtype == torch.float32
+    assert model.bias.grad is None
+    # The hooks are gone after the block: .grad adds up again.
+    model(torch.zeros(1, 2, dtype=torch.bfloat16)).sum().backward()
+    assert model.bias.grad.item() == 1.0 and buffers["bias"].item() == 300.0
+
+
+def _sum_by_hand(model, x, y, n, dtype):
+    """Each micro-batch's gradient by autograd.grad, added in `dtype` and, exactly, in float64."""
+    low = MLP(64, 10).to(dtype) if isinstance(model, MLP) else SmallCNN(10).to(dtype)
+    low.load_state_dict(model.state_dict())
+    params = list(low.parameters())
+    sums = [torch.zeros_like(p) for p in params]
+    exact = [torch.zeros_like(p, dtype=torch.float64) for p in params]
+    for xb, yb in zip(x.tensor_split(n), y.tensor_split(n)):
+        loss = F.cross_entropy(low(xb.to(dtype)).float(), yb) * (len(xb) / len(x))
+        for s, e, g in zip(sums, exact, torch.autograd.grad(loss, params)):
+            s += g  # in dtype, as .grad does
+            e += g.double()
+    diff = sum(float(((s.double() - e) ** 2).sum()) for s, e in zip(sums, exact))
+    return (diff / sum(float((e**2).sum()) for e in exact)) ** 0.5
+
+
+@pytest.mark.parametrize("kind", ["mlp", "cnn"])
+def test_accumulation_dtype_errors_against_sums_by_hand(kind):
+    torch.manual_seed(1)
+    if kind == "mlp":
+        model, (x, y) = MLP(64, 10), _digits_batch(1, size=256)
+    else:
+        x, y = _digits_batch(2, size=128)
+        model, x = SmallCNN(10), x.reshape(-1, 1, 8, 8)
+    steps = [1, 4, 32, len(x)]
+    errors = accumulation_dtype_errors(model, F.cross_entropy, x, y, steps)
+    for n in steps:
+        by_hand = _sum_by_hand(model, x, y, n, torch.bfloat16)
+        # The same additions in the same order: equal but for float64's last bits.
+        assert errors[n]["16-bit .grad"] == pytest.approx(by_hand, rel=1e-9, abs=1e-12), n
+        # float32 buffers: rounding of float32 sums, measured <= 2e-8 here; 1e-6 leaves room
+        # and is 1,000x below the 16-bit error of any N >= 4.
+        assert errors[n]["float32 buffers"] <= 1e-6, n
+    assert errors[1]["16-bit .grad"] == 0.0  # one micro-batch: nothing is added
+    # Many small additions in 8 bits: the error grows with N, to the percent level.
+    assert errors[4]["16-bit .grad"] < errors[len(x)]["16-bit .grad"]
+    assert errors[len(x)]["16-bit .grad"] > 3e-3
+
+
+def test_autocast_saves_16_bit_inputs_and_16_bit_weight_copies():
+    # By hand for one Linear(8, 3) layer and an MSE loss, per sample: autocast saves the
+    # input cast to bfloat16 (8 x 2 bytes); the loss saves its float32 input and target
+    # (3 x 4 bytes each). The bfloat16 copy of the weight is saved once, not per sample.
+    layer, x, y = torch.nn.Linear(8, 3), torch.randn(2, 8), torch.randn(2, 3)
+    loss_fn = torch.nn.MSELoss()
+    plain = activation_bytes_per_sample(layer, loss_fn, x, y)
+    cast = activation_bytes_per_sample(AutocastModel(layer, torch.bfloat16), loss_fn, x, y)
+    assert plain == 8 * 4 + 3 * 4 + 3 * 4
+    assert cast == 8 * 2 + 3 * 4 + 3 * 4
+
+
+def test_skipped_steps_do_not_advance_a_scheduler_stepped_after_updates():
+    x, y = _digits_batch(3, size=256)
+    torch.manual_seed(3)
+    micro_batches = list(zip(x.split(16), y.split(16)))
+    result = compute_skipped_steps(MLP(64, 10), F.cross_entropy, micro_batches, 2, 2.0**24, 8)
+    skipped = result["skipped"]
+    assert any(skipped) and not all(skipped), skipped  # the scale falls until steps happen
+    # By hand, from the warm-up factor min(1, (step + 1) / 8): the common loop steps its
+    # scheduler every window; the fixed one only after real updates.
+    updates = [sum(not s for s in skipped[: i + 1]) for i in range(len(skipped))]
+    assert result["every window"] == [min(1.0, (i + 2) / 8) for i in range(len(skipped))]
+    assert result["after updates only"] == [min(1.0, (u + 1) / 8) for u in updates]

@@ -40,6 +40,7 @@ from gradacc_lessons.demos import (
     dropout,
     frameworks,
     loops,
+    pipeline,
     pitfalls,
     sharding,
     training,
@@ -110,6 +111,7 @@ NO_ARGUMENTS = {  # nothing a learner could pass wrongly
     "demos.frameworks.framework_defaults",
     "demos.frameworks.versions",
     "quiz.attempts.is_question",  # a predicate: any object is a fair question to it
+    "demos.distributed.counting_collectives",
 }
 
 # name -> [(argument the message must name, a call with a bad value of it)]
@@ -543,6 +545,119 @@ BAD = {
         ("accumulation_steps", lambda: timing.time_effective_batch(
             plain(), sgd(plain()), F.cross_entropy, X, Y, [])),
     ],
+    # lessons' additions (issue 14)
+    "precision.float32_gradients": [
+        ("model", lambda: precision.float32_gradients("model").__enter__())
+    ],
+    "precision.accumulation_dtype_errors": [
+        ("steps", lambda: precision.accumulation_dtype_errors(plain(), F.cross_entropy, X, Y, [])),
+        ("dtype", lambda: precision.accumulation_dtype_errors(
+            plain(), F.cross_entropy, X, Y, [2], dtype=torch.float64)),
+    ],
+    "precision.compute_skipped_steps": [
+        ("init_scale", lambda: precision.compute_skipped_steps(
+            plain(), F.cross_entropy, pairs(), 2, init_scale=-1.0)),
+        ("micro_batches", lambda: precision.compute_skipped_steps(plain(), F.cross_entropy, [], 2)),
+    ],
+    "memory.measure_phase_peaks": [
+        ("accumulation_steps", lambda: memory.measure_phase_peaks(
+            plain(), sgd(plain()), F.cross_entropy, X, Y, 0)),
+        ("optimizer", lambda: memory.measure_phase_peaks(plain(), "sgd", F.cross_entropy, X, Y)),
+    ],
+    "memory.estimate_temporaries": [
+        ("accumulation_steps", lambda: memory.estimate_temporaries(plain(), sgd(plain()), True)),
+        ("optimizer", lambda: memory.estimate_temporaries(plain(), None, 2)),
+    ],
+    "memory.floor_for": [
+        ("parameters", lambda: memory.floor_for(0)),
+        ("recipe", lambda: memory.floor_for(10, "bfloat16, Lion")),
+    ],
+    "memory.transformer_activation_bytes": [
+        ("tokens", lambda: memory.transformer_activation_bytes(0, 8, 2)),
+        ("layers", lambda: memory.transformer_activation_bytes(4, 8, 1.5)),
+    ],
+    "demos.sharding.collectives_per_window": [
+        ("strategy", lambda: sharding.collectives_per_window("ZeRO-4", 2, True)),
+        ("accumulation_steps", lambda: sharding.collectives_per_window("DDP", 0, True)),
+    ],
+    "demos.sharding.communication_volumes": [
+        ("accumulation_steps", lambda: sharding.communication_volumes("DDP", True, True)),
+    ],
+    "demos.sharding.communication_table": [
+        ("accumulation_steps", lambda: sharding.communication_table(0)),
+    ],
+    "demos.pipeline.gpipe_schedule": [
+        ("stages", lambda: pipeline.gpipe_schedule(0, 4)),
+        ("micro_batches", lambda: pipeline.gpipe_schedule(4, 2.5)),
+    ],
+    "demos.pipeline.bubble_fraction": [("micro_batches", lambda: pipeline.bubble_fraction(4, 0))],
+    "demos.distributed.accumulation_steps_for": [
+        ("effective_batch", lambda: distributed.accumulation_steps_for(1000, 8, 16)),
+        ("world_size", lambda: distributed.accumulation_steps_for(512, 0, 16)),
+    ],
+    "demos.distributed.sampler_shares": [
+        ("dataset_size", lambda: distributed.sampler_shares(0, 2)),
+        ("world_size", lambda: distributed.sampler_shares(10, True)),
+    ],
+    **{
+        f"demos.distributed.{name}": [("weight", lambda name=name: getattr(distributed, name)(
+            plain(), X, Y, -1.0, True))]
+        for name in ["no_sync_step", "backward_only_no_sync_step", "always_sync_step", "flag_step"]
+    },
+    "demos.distributed.time_sync_modes": [
+        ("modes", lambda: distributed.time_sync_modes(0, modes=("sometimes",))),
+        ("repeats", lambda: distributed.time_sync_modes(0, repeats=0)),
+    ],
+    "demos.distributed.fsdp_collectives": [
+        ("accumulation_steps", lambda: distributed.fsdp_collectives(0)),
+    ],
+    "demos.distributed.batchnorm_gradients": [
+        ("rank", lambda: distributed.batchnorm_gradients(distributed.DDPConfig(), 5)),
+    ],
+    "demos.distributed.unequal_micro_batches": [
+        ("timeout_s", lambda: distributed.unequal_micro_batches(0, timeout_s=0)),
+    ],
+    "demos.distributed.run_experiments": [
+        ("config", lambda: distributed.run_experiments({}, 0)),
+    ],
+    "demos.pitfalls.update_difference": [
+        ("scale", lambda: pitfalls.update_difference(
+            sgd, plain(), F.cross_entropy, pairs(), 2, scale=-4.0)),
+        ("make_optimizer", lambda: pitfalls.update_difference(
+            None, plain(), F.cross_entropy, pairs(), 2, 4.0)),
+    ],
+    "demos.pitfalls.compute_loss_scale_effects": [
+        ("clip_factor", lambda: pitfalls.compute_loss_scale_effects(clip_factor=0)),
+        ("accumulation_steps", lambda: pitfalls.compute_loss_scale_effects(0)),
+    ],
+    "demos.pitfalls.make_two_rule_sequences": [
+        ("lengths", lambda: pitfalls.make_two_rule_sequences(lengths=(5, 2))),
+        ("vocab", lambda: pitfalls.make_two_rule_sequences(vocab=2)),
+    ],
+    "demos.pitfalls.train_two_rule_model": [
+        ("normalize", lambda: pitfalls.train_two_rule_model("samples", True)),
+        ("steps", lambda: pitfalls.train_two_rule_model("tokens", True, steps=0)),
+    ],
+    "demos.batchnorm.set_batchnorm_momentum": [
+        ("momentum", lambda: batchnorm.set_batchnorm_momentum(bn_model(), 1.5)),
+        ("model", lambda: batchnorm.set_batchnorm_momentum("mlp", 0.1)),
+    ],
+    "demos.batchnorm.single_sample_facts": [
+        ("length", lambda: batchnorm.single_sample_facts(length=1)),
+    ],
+    "demos.batchnorm.replicas_vs_accumulation": [
+        ("micro_batch", lambda: batchnorm.replicas_vs_accumulation(micro_batch=1)),
+        ("kind", lambda: batchnorm.replicas_vs_accumulation(2, 4, kind="rnn")),
+    ],
+    "demos.training.schedule_lengths": [
+        ("accumulation_steps", lambda: training.schedule_lengths(8, 0, 5)),
+        ("warmup", lambda: training.schedule_lengths(8, 4, 5, warmup=2.0)),
+    ],
+    "demos.training.compile_from_scratch": [
+        ("micro_batches", lambda: training.compile_from_scratch(plain(), [])),
+        ("model", lambda: training.compile_from_scratch("mlp", pairs())),
+    ],
+    "figures.plots.plot_phase_peaks": [("phases", lambda: plots.plot_phase_peaks([]))],
 }  # fmt: skip
 
 
@@ -590,6 +705,13 @@ NOT_CALLED = {  # name -> why no test calls it here (where else it is exercised)
         ]
     },
     "demos.training.train_run": "trains for seconds (test_training)",
+    "demos.distributed.time_sync_modes": "needs a process group (test_distributed)",
+    "demos.distributed.fsdp_collectives": "needs a process group (test_distributed)",
+    "demos.distributed.batchnorm_gradients": "needs a process group (test_distributed)",
+    "demos.distributed.unequal_micro_batches": "needs a process group (test_distributed)",
+    "demos.distributed.run_experiments": "needs a process group (test_distributed)",
+    "demos.pitfalls.compute_loss_scale_effects": "trains 8 copies for seconds (test_pitfalls)",
+    "demos.pitfalls.train_two_rule_model": "trains for seconds (test_pitfalls)",
 }
 
 BN = bn_model()  # every call below that takes a model gets this one, in train mode
@@ -802,6 +924,45 @@ CALLS = {
         frameworks.tiny_causal_lm(9)(torch.tensor([[1, 2, 3]])), torch.tensor([[2, 3, -100]])),
     "timing.time_effective_batch": lambda: timing.time_effective_batch(
         BN, sgd(BN), F.cross_entropy, X, Y, [1, 2], 1),
+    # lessons' additions (issue 14)
+    "precision.float32_gradients": lambda: within(
+        precision.float32_gradients(plain()), lambda: plain()(X).sum().backward()),
+    "precision.accumulation_dtype_errors": lambda: precision.accumulation_dtype_errors(
+        BN, F.cross_entropy, X, Y, [1, 2]),
+    "precision.compute_skipped_steps": lambda: precision.compute_skipped_steps(
+        plain(), F.cross_entropy, pairs(), 2, 2.0**20, 2),
+    "memory.measure_phase_peaks": lambda: memory.measure_phase_peaks(
+        BN, sgd(BN), F.cross_entropy, X, Y, 2),
+    "memory.estimate_temporaries": lambda: memory.estimate_temporaries(BN, sgd(BN), 2),
+    "memory.floor_for": lambda: memory.floor_for(np.int64(10**6)),
+    "memory.transformer_activation_bytes": lambda: memory.transformer_activation_bytes(4, 8, 2),
+    "demos.sharding.collectives_per_window": lambda: sharding.collectives_per_window(
+        "FULL_SHARD", 4, False),
+    "demos.sharding.communication_volumes": lambda: sharding.communication_volumes("DDP", 4, True),
+    "demos.sharding.communication_table": lambda: sharding.communication_table(4),
+    "demos.pipeline.gpipe_schedule": lambda: pipeline.gpipe_schedule(3, 4),
+    "demos.pipeline.bubble_fraction": lambda: pipeline.bubble_fraction(3, 4),
+    "demos.distributed.accumulation_steps_for": lambda: distributed.accumulation_steps_for(
+        512, 4, 16),
+    "demos.distributed.sampler_shares": lambda: distributed.sampler_shares(10, 4),
+    **{
+        f"demos.distributed.{name}": lambda name=name: getattr(distributed, name)(
+            plain(), X, Y, 0.5, True)  # outside DDP, the last micro-batch is a plain step
+        for name in ["no_sync_step", "backward_only_no_sync_step", "always_sync_step", "flag_step"]
+    },
+    "demos.distributed.counting_collectives": lambda: within(
+        distributed.counting_collectives(), lambda: None),
+    "demos.pitfalls.update_difference": lambda: pitfalls.update_difference(
+        lambda p: torch.optim.SGD(p, lr=0.1), plain(), F.cross_entropy, pairs(), 2, 4.0),
+    "demos.pitfalls.make_two_rule_sequences": lambda: pitfalls.make_two_rule_sequences(4, 2),
+    "demos.batchnorm.set_batchnorm_momentum": lambda: batchnorm.set_batchnorm_momentum(
+        within(device.seeded(0), bn_model), 0.05),
+    "demos.batchnorm.single_sample_facts": lambda: batchnorm.single_sample_facts(),
+    "demos.batchnorm.replicas_vs_accumulation": lambda: batchnorm.replicas_vs_accumulation(2, 4),
+    "demos.training.schedule_lengths": lambda: training.schedule_lengths(8, 4, 2),
+    "demos.training.compile_from_scratch": lambda: training.compile_from_scratch(plain(), pairs()),
+    "figures.plots.plot_phase_peaks": lambda: plots.plot_phase_peaks(
+        memory.measure_phase_peaks(BN, sgd(BN), F.cross_entropy, X, Y, 2)),
 }  # fmt: skip
 
 

@@ -212,3 +212,95 @@ def single_sample_error() -> str:
     except ValueError as error:
         return f"ValueError: {error}"
     raise AssertionError("BatchNorm1d accepted a micro-batch of one sample")
+
+
+def set_batchnorm_momentum(model: nn.Module, momentum: float) -> int:
+    """Give every BatchNorm layer of `model` this momentum; return how many layers changed.
+
+    >>> set_batchnorm_momentum(MLP(4, 2, norm="batch"), compensating_momentum(0.1, 8))
+    2
+    """
+    if not isinstance(model, nn.Module):
+        raise ValueError(f"model must be a torch.nn.Module, got {model!r}")
+    momentum = as_fraction("momentum", momentum, "e.g. compensating_momentum(0.1, N)")
+    layers = [m for m in model.modules() if isinstance(m, BATCHNORMS)]
+    for layer in layers:
+        layer.momentum = momentum
+    return len(layers)
+
+
+BATCHNORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
+
+
+def single_sample_facts(channels: int = 4, length: int = 5, seed: int = 0) -> dict[str, object]:
+    """What train-mode BatchNorm does with a micro-batch of one sample, measured.
+
+    - With one value per channel ((1, C) inputs), x - mean is exactly 0: computed by
+      hand, the output is beta whatever the sample, and the gradient reaching the layer
+      before is exactly 0. PyTorch refuses this case with a ValueError.
+    - With several values per channel ((1, C, L): a sequence, or an image's pixels),
+      BatchNorm1d/2d train: the statistics are then those of the one sample.
+
+    >>> facts = single_sample_facts()
+    >>> facts["largest |output - beta|, by hand"], facts["gradient before the layer, by hand"]
+    (0.0, 0.0)
+    """
+    channels = as_count("channels", channels)
+    length = as_count("length", length, minimum=2, fix="several values per channel")
+    generator = torch.Generator().manual_seed(as_count("seed", seed, minimum=0))
+    layer = nn.BatchNorm1d(channels).train()
+    with torch.no_grad():
+        layer.weight.uniform_(0.5, 1.5, generator=generator)  # gamma and beta away from 1 and 0
+        layer.bias.uniform_(-1.0, 1.0, generator=generator)
+    x = torch.randn(1, channels, generator=generator, requires_grad=True)
+    mean = x.mean(dim=0, keepdim=True)
+    variance = x.var(dim=0, unbiased=False, keepdim=True)
+    by_hand = (x - mean) / torch.sqrt(variance + layer.eps) * layer.weight + layer.bias
+    (by_hand * torch.randn(1, channels, generator=generator)).sum().backward()
+    sequence = torch.randn(1, channels, length, generator=generator)
+    return {
+        "largest |output - beta|, by hand": float((by_hand - layer.bias).detach().abs().max()),
+        "gradient before the layer, by hand": float(x.grad.abs().max()),
+        "PyTorch, (1, C) input": _error_of(layer, x.detach()),
+        "PyTorch, (1, C, L) input": f"trains: output shape {tuple(layer(sequence).shape)}",
+    }
+
+
+def _error_of(layer: nn.Module, x: torch.Tensor) -> str:
+    try:
+        layer(x)
+    except ValueError as error:
+        return f"ValueError: {error}"
+    return "no error"
+
+
+def replicas_vs_accumulation(replicas: int = 8, micro_batch: int = 32, kind: str = "mlp") -> dict:
+    """N devices with plain BatchNorm against one device accumulating the same N micro-batches.
+
+    Under DDP each device normalises its own micro-batch with plain BatchNorm, and the
+    devices' gradients are averaged; accumulating the same micro-batches on one device
+    computes exactly that. SyncBatchNorm instead normalises with all devices' samples
+    together: the full batch. Returns the relative error of the accumulated gradient
+    against each (float64, biases feeding a BatchNorm left out).
+
+    >>> errors = replicas_vs_accumulation(replicas=2, micro_batch=8)
+    >>> errors["devices with plain BatchNorm"] < 1e-12 < errors["one batch (SyncBatchNorm)"]
+    True
+    """
+    replicas = as_count("replicas", replicas)
+    micro_batch = as_count("micro_batch", micro_batch, minimum=2, fix="BatchNorm needs two samples")
+    model, x, y = digits_problem(kind, "batch", replicas * micro_batch)
+    accumulated = accumulated_gradients(model, F.cross_entropy, x, y, replicas)
+    per_device = [
+        full_batch_gradients(copy.deepcopy(model), F.cross_entropy, xb, yb)
+        for xb, yb in split_batch(x, y, replicas)
+    ]
+    averaged = {name: sum(g[name] for g in per_device) / replicas for name in accumulated}
+    full = full_batch_gradients(model, F.cross_entropy, x, y)
+    for name in biases_before_batchnorm(model):
+        for gradients in (accumulated, averaged, full):
+            del gradients[name]
+    return {
+        "devices with plain BatchNorm": relative_error(averaged, accumulated),
+        "one batch (SyncBatchNorm)": relative_error(full, accumulated),
+    }

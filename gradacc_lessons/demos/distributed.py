@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
+from unittest import mock
 
 import torch
 import torch.distributed as dist
@@ -31,13 +34,6 @@ from gradacc_lessons.checks import as_choice, as_count, as_positive
 from gradacc_lessons.data import make_classification
 from gradacc_lessons.device import seeded
 from gradacc_lessons.models import MLP
-
-# How each micro-batch but the last of a window runs:
-SYNC_MODES = (
-    "no_sync",  # forward and backward inside no_sync(): the right way
-    "no_sync_backward_only",  # only backward inside no_sync(): the bug, it still syncs
-    "always_sync",  # no no_sync() at all
-)
 
 
 @dataclass(frozen=True)
@@ -71,6 +67,48 @@ def effective_batch(world_size: int, micro_batch: int, accumulation_steps: int) 
         as_count("micro_batch", micro_batch),
     )
     return world_size * micro_batch * as_count("accumulation_steps", accumulation_steps)
+
+
+def accumulation_steps_for(effective_batch: int, world_size: int, micro_batch: int) -> int:
+    """N that keeps `effective_batch` on `world_size` devices with this micro-batch.
+
+    Re-derive it whenever the number of devices changes: with N unchanged, 4 GPUs
+    instead of 8 silently halve the effective batch (and change what the learning
+    rate was tuned for).
+
+    >>> accumulation_steps_for(512, world_size=8, micro_batch=16), accumulation_steps_for(
+    ...     512, world_size=4, micro_batch=16)
+    (4, 8)
+    """
+    effective_batch = as_count("effective_batch", effective_batch)
+    world_size = as_count("world_size", world_size)
+    micro_batch = as_count("micro_batch", micro_batch)
+    per_step = world_size * micro_batch
+    if effective_batch % per_step:
+        raise ValueError(
+            f"effective_batch={effective_batch} is not a multiple of world_size x micro_batch = "
+            f"{per_step}; pick a micro_batch that divides {effective_batch // world_size}"
+        )
+    return effective_batch // per_step
+
+
+def sampler_shares(dataset_size: int, world_size: int) -> list[list[int]]:
+    """The sample indices `DistributedSampler` hands each process (no shuffling).
+
+    It pads the dataset to a multiple of `world_size` by repeating its first samples,
+    so every process gets as many samples, and a few samples count twice per epoch.
+
+    >>> sampler_shares(10, world_size=4)
+    [[0, 4, 8], [1, 5, 9], [2, 6, 0], [3, 7, 1]]
+    """
+    dataset_size = as_count("dataset_size", dataset_size)
+    world_size = as_count("world_size", world_size)
+    from torch.utils.data import DistributedSampler
+
+    return [
+        list(DistributedSampler(range(dataset_size), world_size, rank, shuffle=False))
+        for rank in range(world_size)
+    ]
 
 
 def make_model(config: DDPConfig) -> nn.Module:
@@ -174,25 +212,84 @@ def counting_allreduce_hook(counter: AllReduceCounter, bucket):
     return future.then(lambda fut: fut.value()[0])
 
 
-def micro_batch_step(ddp_model, x, y, weight: float, mode: str, last: bool) -> torch.Tensor:
-    """Forward and backward of one micro-batch, with `no_sync()` placed as `mode` says.
+def no_sync_step(ddp_model, x, y, weight: float, last: bool) -> torch.Tensor:
+    """One micro-batch, the right way: forward and backward inside no_sync(), but the last.
 
-    >>> micro_batch_step(None, None, None, 1.0, mode="sometimes", last=False)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ValueError: mode must be one of (...), got 'sometimes'
+    >>> model = torch.nn.Linear(3, 2)  # outside DDP, the last micro-batch is a plain step
+    >>> no_sync_step(model, torch.ones(4, 3), torch.zeros(4, dtype=torch.long), 0.25, True).ndim
+    0
     """
-    if mode not in SYNC_MODES:
-        raise ValueError(f"mode must be one of {SYNC_MODES}, got {mode!r}")
-    skip_sync = not last and mode != "always_sync"
-    wrap_forward = (
-        ddp_model.no_sync() if skip_sync and mode == "no_sync" else contextlib.nullcontext()
-    )
-    wrap_backward = ddp_model.no_sync() if skip_sync else contextlib.nullcontext()
-    with wrap_forward:  # DDP decides here, in forward, whether this backward syncs
+    weight = as_positive("weight", weight, "the micro-batch's share of the window")
+    context = ddp_model.no_sync() if not last else contextlib.nullcontext()
+    with context:  # DDP decides in the forward pass whether this backward all-reduces
         loss = F.cross_entropy(ddp_model(x), y)
-    with wrap_backward:
         (loss * weight).backward()
     return loss.detach()
+
+
+def backward_only_no_sync_step(ddp_model, x, y, weight: float, last: bool) -> torch.Tensor:
+    """The bug: only backward inside no_sync(). The forward already chose to all-reduce.
+
+    >>> model = torch.nn.Linear(3, 2)
+    >>> x, y = torch.ones(4, 3), torch.zeros(4, dtype=torch.long)
+    >>> backward_only_no_sync_step(model, x, y, 0.25, True).ndim
+    0
+    """
+    weight = as_positive("weight", weight, "the micro-batch's share of the window")
+    loss = F.cross_entropy(ddp_model(x), y)  # outside no_sync(): this backward will sync
+    context = ddp_model.no_sync() if not last else contextlib.nullcontext()
+    with context:
+        (loss * weight).backward()
+    return loss.detach()
+
+
+def always_sync_step(ddp_model, x, y, weight: float, last: bool) -> torch.Tensor:
+    """No no_sync() at all: every micro-batch's backward all-reduces.
+
+    >>> model = torch.nn.Linear(3, 2)
+    >>> always_sync_step(model, torch.ones(4, 3), torch.zeros(4, dtype=torch.long), 1.0, False).ndim
+    0
+    """
+    weight = as_positive("weight", weight, "the micro-batch's share of the window")
+    loss = F.cross_entropy(ddp_model(x), y)
+    (loss * weight).backward()
+    return loss.detach()
+
+
+def flag_step(ddp_model, x, y, weight: float, last: bool) -> torch.Tensor:
+    """nanoGPT's way: set the flag that no_sync() sets, before the forward pass.
+
+    >>> model = torch.nn.Linear(3, 2)
+    >>> _ = flag_step(model, torch.ones(4, 3), torch.zeros(4, dtype=torch.long), 0.25, False)
+    >>> model.require_backward_grad_sync  # DDP reads it in its next forward
+    False
+    """
+    weight = as_positive("weight", weight, "the micro-batch's share of the window")
+    ddp_model.require_backward_grad_sync = last  # sync only in the window's last backward
+    loss = F.cross_entropy(ddp_model(x), y)
+    (loss * weight).backward()
+    return loss.detach()
+
+
+# How each micro-batch runs, by mode; the last micro-batch of a window always syncs.
+STEPS = {
+    "no_sync": no_sync_step,
+    "no_sync_backward_only": backward_only_no_sync_step,
+    "always_sync": always_sync_step,
+    "require_backward_grad_sync": flag_step,
+}
+SYNC_MODES = tuple(STEPS)
+
+
+def micro_batch_step(ddp_model, x, y, weight: float, mode: str, last: bool) -> torch.Tensor:
+    """Forward and backward of one micro-batch, with the sync placed as `mode` says.
+
+    >>> model = torch.nn.Linear(3, 2)
+    >>> x, y = torch.ones(4, 3), torch.zeros(4, dtype=torch.long)
+    >>> micro_batch_step(model, x, y, 1.0, mode="always_sync", last=True).ndim
+    0
+    """
+    return STEPS[as_choice("mode", mode, SYNC_MODES)](ddp_model, x, y, weight, last)
 
 
 def train_ddp(config: DDPConfig, rank: int, mode: str) -> dict:
@@ -284,6 +381,155 @@ def token_gradients(config: DDPConfig, rank: int, recipe: str) -> dict[str, torc
     return {n: p.grad.detach().clone() for n, p in model.module.named_parameters()}
 
 
+def time_sync_modes(
+    rank: int, modes=("no_sync", "always_sync"), accumulation_steps: int = 8, repeats: int = 5
+) -> dict[str, float]:
+    """Median seconds per optimizer step of each mode, on a model large enough to time.
+
+    An MLP of 85,002 float32 parameters, micro-batches of 16 samples; the modes take
+    turns in every repeat, so that a busy moment of the machine hits them alike.
+    """
+    modes = [as_choice("modes", mode, SYNC_MODES) for mode in modes]
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
+    repeats = as_count("repeats", repeats)
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    generator = torch.Generator().manual_seed(as_count("rank", rank, minimum=0))
+    x, y = torch.randn(16, 64, generator=generator), torch.randint(10, (16,), generator=generator)
+    with seeded(0):  # the same initial weights in every process
+        model = DDP(MLP(64, 10, hidden=256))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    seconds: dict[str, list[float]] = {mode: [] for mode in modes}
+    for repeat in range(repeats + 1):  # the first round warms up and is not kept
+        for mode in modes:
+            dist.barrier()  # start together: the all-reduces wait for the slowest process
+            start = time.perf_counter()
+            for i in range(accumulation_steps):
+                micro_batch_step(model, x, y, 1 / accumulation_steps, mode,
+                                 last=i == accumulation_steps - 1)  # fmt: skip
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+            if repeat:
+                seconds[mode].append(time.perf_counter() - start)
+    return {mode: statistics.median(times) for mode, times in seconds.items()}
+
+
+COLLECTIVES = {  # the torch.distributed functions FSDP calls, by what they do
+    "all-gather": ("all_gather_into_tensor", "all_gather_single"),
+    "reduce-scatter": ("reduce_scatter_tensor", "reduce_scatter_single"),
+}
+
+
+@contextlib.contextmanager
+def counting_collectives() -> Iterator[dict[str, int]]:
+    """Count the all-gathers and reduce-scatters launched inside the block (FSDP's).
+
+    >>> with counting_collectives() as counts:
+    ...     pass  # here: fully_shard's forward and backward
+    >>> counts
+    {'all-gather': 0, 'reduce-scatter': 0}
+    """
+    counts = dict.fromkeys(COLLECTIVES, 0)
+    with contextlib.ExitStack() as stack:
+        for kind, names in COLLECTIVES.items():
+            for name in names:
+                if hasattr(dist, name):
+                    original = getattr(dist, name)
+
+                    def counted(*args, kind=kind, original=original, **kwargs):
+                        counts[kind] += 1
+                        return original(*args, **kwargs)
+
+                    stack.enter_context(mock.patch.object(dist, name, counted))
+        yield counts
+
+
+def fsdp_collectives(accumulation_steps: int = 4) -> dict | None:
+    """Collectives per window of FSDP2 (`fully_shard`) on a 3-layer MLP, each layer a unit.
+
+    For reshard_after_forward=True (FULL_SHARD) and False (SHARD_GRAD_OP), syncing every
+    micro-batch or only the last (`set_requires_gradient_sync`). Counted per layer
+    group; divided by the 3 layers, they are parameter volumes. None before torch 2.6.
+    """
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
+    try:
+        from torch.distributed.fsdp import fully_shard
+    except ImportError:
+        return None
+    counts = {}
+    x, y = torch.randn(8, 16), torch.randint(4, (8,))
+    for strategy, reshard in (("FULL_SHARD", True), ("SHARD_GRAD_OP", False)):
+        with seeded(0):
+            model = MLP(16, 4, hidden=32)
+        for layer in model:
+            if isinstance(layer, nn.Linear):
+                fully_shard(layer, reshard_after_forward=reshard)
+        fully_shard(model, reshard_after_forward=reshard)
+        for every in (True, False):
+            with counting_collectives() as window:
+                for i in range(accumulation_steps):
+                    model.set_requires_gradient_sync(every or i == accumulation_steps - 1)
+                    (F.cross_entropy(model(x), y) / accumulation_steps).backward()
+            counts[(strategy, every)] = {kind: n / 3 for kind, n in window.items()}
+            model.zero_grad(set_to_none=True)
+    return counts
+
+
+def batchnorm_gradients(config: DDPConfig, rank: int) -> dict[str, torch.Tensor]:
+    """DDP gradient of an MLP with plain BatchNorm, each process on its own micro-batch."""
+    _check_rank(rank, _check_config(config))
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    with seeded(config.seed):
+        model = DDP(MLP(config.features, config.classes, config.hidden, norm="batch").double())
+    x, y = make_data(config)
+    xb, yb = rank_micro_batches(x, y, 0, rank, config)[0]
+    F.cross_entropy(model(xb), yb).backward()  # DDP averages the processes' gradients
+    return {n: p.grad.detach().clone() for n, p in model.module.named_parameters()}
+
+
+def unequal_micro_batches(rank: int, accumulation_steps: int = 4, timeout_s: float = 2.0) -> str:
+    """Rank 0 has one micro-batch more than the others: what its extra window runs into.
+
+    Its extra window's backward all-reduces; the other processes are done with their
+    windows and wait elsewhere (here, in a barrier). Nothing matches: on a real job
+    everything waits until the time-out (NCCL's default: 10 minutes, or forever).
+    Here a group with a `timeout_s` time-out reports it. Returns what this process saw.
+    """
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
+    timeout_s = as_positive("timeout_s", timeout_s, "seconds before a stuck collective fails")
+    rank = as_count("rank", rank, minimum=0)
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    group = dist.new_group(backend="gloo", timeout=timedelta(seconds=timeout_s))
+    model = DDP(nn.Linear(4, 2), process_group=group)
+    micro_batches = accumulation_steps + (1 if rank == 0 else 0)
+    start = time.perf_counter()
+    try:
+        for i in range(micro_batches):
+            last = (i + 1) % accumulation_steps == 0 or i == micro_batches - 1
+            no_sync_step(model, torch.randn(2, 4), torch.zeros(2, dtype=torch.long), 1.0, last)
+        dist.barrier(group=group)  # the next thing a real loop would wait on
+    except RuntimeError as error:
+        waited = time.perf_counter() - start
+        return f"{micro_batches} micro-batches: stuck, timed out after {waited:.1f} s ({error})"
+    return f"{micro_batches} micro-batches: finished"
+
+
+def run_experiments(config: DDPConfig, rank: int) -> dict:
+    """Everything one process measures, in order; the hang demonstration comes last."""
+    _check_rank(rank, _check_config(config))
+    result = {mode: train_ddp(config, rank, mode) for mode in SYNC_MODES}
+    result["token_gradients"] = {
+        recipe: token_gradients(config, rank, recipe) for recipe in ("local_mean", "global_count")
+    }
+    result["seconds_per_step"] = time_sync_modes(rank)
+    result["fsdp_collectives"] = fsdp_collectives(config.accumulation_steps)
+    result["batchnorm_gradients"] = batchnorm_gradients(config, rank)
+    result["unequal_micro_batches"] = unequal_micro_batches(rank, config.accumulation_steps)
+    return result
+
+
 def _worker(rank: int, config: DDPConfig, folder: str, timeout_s: float) -> None:
     """One process of the experiment (torch.multiprocessing calls it with its rank first)."""
     torch.set_num_threads(1)  # one core per process (this process's own setting)
@@ -296,12 +542,7 @@ def _worker(rank: int, config: DDPConfig, folder: str, timeout_s: float) -> None
         timeout=timedelta(seconds=timeout_s),
     )
     try:
-        result = {mode: train_ddp(config, rank, mode) for mode in SYNC_MODES}
-        result["token_gradients"] = {
-            recipe: token_gradients(config, rank, recipe)
-            for recipe in ("local_mean", "global_count")
-        }
-        torch.save(result, os.path.join(folder, f"rank{rank}.pt"))
+        torch.save(run_experiments(config, rank), os.path.join(folder, f"rank{rank}.pt"))
     finally:
         dist.destroy_process_group()
 
@@ -318,6 +559,10 @@ class DDPResult:
     elements: dict[str, list[int]]  # mode -> rank -> gradient entries all-reduced in total
     parameters: dict[str, list[dict[str, torch.Tensor]]]  # mode -> rank -> trained parameters
     token_gradients: dict[str, list[dict[str, torch.Tensor]]]  # recipe -> rank -> gradients
+    seconds_per_step: dict[str, float]  # mode -> median seconds per optimizer step (rank 0)
+    fsdp_collectives: dict | None  # (strategy, sync every micro-batch) -> volumes (rank 0)
+    batchnorm_gradients: list[dict[str, torch.Tensor]]  # rank -> DDP gradient, plain BatchNorm
+    unequal_micro_batches: list[str]  # rank -> what it saw with one micro-batch too many
     seconds: float = field(default=0.0)
 
     def allreduces_per_step(self, mode: str, rank: int = 0) -> float:
@@ -327,10 +572,10 @@ class DDPResult:
 
     def table(self) -> str:
         """One line per mode: all-reduces of each micro-batch in a window, and per step."""
-        lines = [f"{'mode':<22} {'all-reduces per micro-batch':<28} {'per optimizer step':>18}"]
+        lines = [f"{'mode':<28} {'all-reduces per micro-batch':<28} {'per optimizer step':>18}"]
         for mode in SYNC_MODES:
             pattern = str(self.allreduces[mode][0][-1])
-            lines.append(f"{mode:<22} {pattern:<28} {self.allreduces_per_step(mode):>18.1f}")
+            lines.append(f"{mode:<28} {pattern:<28} {self.allreduces_per_step(mode):>18.1f}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -390,6 +635,10 @@ def _collect(config: DDPConfig, ranks: list[dict], seconds: float) -> DDPResult:
             recipe: [r["token_gradients"][recipe] for r in ranks]
             for recipe in ("local_mean", "global_count")
         },
+        seconds_per_step=ranks[0]["seconds_per_step"],
+        fsdp_collectives=ranks[0]["fsdp_collectives"],
+        batchnorm_gradients=[r["batchnorm_gradients"] for r in ranks],
+        unequal_micro_batches=[r["unequal_micro_batches"] for r in ranks],
         seconds=seconds,
     )
 

@@ -1,19 +1,35 @@
-"""ZeRO and FSDP in numbers: what each process holds when training state is sharded.
+"""ZeRO and FSDP in numbers: what each process holds, and sends, when training state is sharded.
 
 Data parallelism (DDP) keeps a full copy of parameters, gradients and optimizer
 state in every process. ZeRO stage 1 splits (shards) the optimizer state across
-the W processes, stage 2 the gradients too, stage 3 (= FSDP's full sharding)
-the parameters too. Sharded gradients are reduce-scattered after each backward,
-so each process keeps only its 1/W. Under `no_sync()` that cannot happen: every
-process keeps the full, unsharded gradient for the whole window, which is the
-memory that `no_sync` costs under FSDP.
+the W processes, stage 2 the gradients too, stage 3 the parameters too. PyTorch's
+FSDP offers the last two as SHARD_GRAD_OP (like ZeRO-2) and FULL_SHARD (like ZeRO-3).
+
+Sharded gradients are reduce-scattered after a backward: each process receives the
+average over processes of its own 1/W slice and drops the rest. Skipping that sync
+inside a window (FSDP's `no_sync()`, or `set_requires_gradient_sync(False)`) means
+every process keeps the full, unsharded gradient until the window's last backward:
+the memory that sharding was meant to save. DeepSpeed refuses `no_sync()` under
+ZeRO-2 and ZeRO-3 outright; the "sync skipped" figures are FSDP's.
+
+Communication, counted in parameter volumes (one pass over all parameters per
+process): an all-gather or a reduce-scatter moves one volume, an all-reduce two (a
+reduce-scatter then an all-gather). FULL_SHARD gathers the parameters again in
+every micro-batch's forward and backward whatever you do, so skipping the sync
+saves less than under DDP: 3N volumes per window against 2N + 1, not N against 1.
 """
 
 from __future__ import annotations
 
-from gradacc_lessons.checks import as_count
+from gradacc_lessons.checks import as_choice, as_count
 
-STAGES = {0: "DDP (no sharding)", 1: "ZeRO-1", 2: "ZeRO-2", 3: "ZeRO-3 / FSDP"}
+STAGES = {
+    0: "DDP (no sharding)",
+    1: "ZeRO-1",
+    2: "ZeRO-2 / SHARD_GRAD_OP",
+    3: "ZeRO-3 / FULL_SHARD",
+}
+STRATEGIES = ("DDP", "SHARD_GRAD_OP", "FULL_SHARD")
 
 
 def sharded_bytes(
@@ -25,6 +41,8 @@ def sharded_bytes(
     optimizer_values: int = 2,
 ) -> dict[str, float]:
     """Bytes per process for parameters, gradients and optimizer state (Adam: 2 values each).
+
+    no_sync=True: the sync is skipped inside the window, so the gradient stays whole.
 
     >>> sharded_bytes(1000, world_size=4, stage=3)
     {'parameters': 1000.0, 'gradients': 1000.0, 'optimizer state': 2000.0}
@@ -47,20 +65,69 @@ def sharded_bytes(
 
 
 def sharding_table(parameters: int, world_size: int, bytes_per_value: int = 4) -> str:
-    """Per-process GiB for each stage, with and without no_sync, as a text table.
+    """Per-process GiB for each stage, synced every micro-batch and with the sync skipped.
 
-    >>> sharding_table(10**9, 8).splitlines()[0].split()
-    ['params', 'grads', 'optim', 'total', 'no_sync']
+    >>> sharding_table(2**30, world_size=4).splitlines()[1].split()  # 4 GiB of parameters
+    ['DDP', '(no', 'sharding)', '4.0', '4.0', '8.0', '16.0', '16.0']
     """
     as_count("bytes_per_value", bytes_per_value, fix="4 for float32")
-    lines = [f"{'':<18}{'params':>8}{'grads':>8}{'optim':>8}{'total':>8}{'no_sync':>9}"]
+    lines = [f"{'':<24}{'params':>8}{'grads':>8}{'optim':>8}{'total':>8}{'sync skipped':>14}"]
     for stage, name in STAGES.items():
         parts = sharded_bytes(parameters, world_size, stage, False, bytes_per_value)
-        no_sync_total = sum(
-            sharded_bytes(parameters, world_size, stage, True, bytes_per_value).values()
-        )
+        skipped = sum(sharded_bytes(parameters, world_size, stage, True, bytes_per_value).values())
         cells = "".join(f"{v / 2**30:>8.1f}" for v in parts.values())
         lines.append(
-            f"{name:<18}{cells}{sum(parts.values()) / 2**30:>8.1f}{no_sync_total / 2**30:>9.1f}"
+            f"{name:<24}{cells}{sum(parts.values()) / 2**30:>8.1f}{skipped / 2**30:>14.1f}"
         )
+    return "\n".join(lines)
+
+
+def collectives_per_window(
+    strategy: str, accumulation_steps: int, sync_every_micro_batch: bool
+) -> dict[str, int]:
+    """How many times a window passes all parameters through each collective, per process.
+
+    DDP all-reduces the gradients; SHARD_GRAD_OP all-gathers the parameters before each
+    forward and keeps them through the backward; FULL_SHARD frees them after the forward
+    and all-gathers them again for the backward. Both reduce-scatter the gradients after
+    a backward that syncs: every micro-batch's, or only the window's last.
+
+    >>> collectives_per_window("FULL_SHARD", 4, sync_every_micro_batch=False)
+    {'all-gather': 8, 'reduce-scatter': 1, 'all-reduce': 0}
+    """
+    as_choice("strategy", strategy, STRATEGIES)
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
+    syncs = accumulation_steps if sync_every_micro_batch else 1
+    gathers = {"DDP": 0, "SHARD_GRAD_OP": 1, "FULL_SHARD": 2}[strategy]
+    return {
+        "all-gather": gathers * accumulation_steps,  # whatever the sync: every micro-batch
+        "reduce-scatter": 0 if strategy == "DDP" else syncs,
+        "all-reduce": syncs if strategy == "DDP" else 0,
+    }
+
+
+def communication_volumes(
+    strategy: str, accumulation_steps: int, sync_every_micro_batch: bool
+) -> int:
+    """Parameter volumes a process sends per window: an all-reduce counts two.
+
+    >>> [communication_volumes("FULL_SHARD", 4, sync) for sync in (True, False)]  # 3N, 2N + 1
+    [12, 9]
+    """
+    counts = collectives_per_window(strategy, accumulation_steps, sync_every_micro_batch)
+    return counts["all-gather"] + counts["reduce-scatter"] + 2 * counts["all-reduce"]
+
+
+def communication_table(accumulation_steps: int) -> str:
+    """Parameter volumes per window, synced every micro-batch or once, for each strategy.
+
+    >>> communication_table(4).splitlines()[1].split()
+    ['DDP', '8', '2', '4.00']
+    """
+    lines = [f"{'':<20}{'every micro-batch':>18}{'once':>8}{'ratio':>10}"]
+    for strategy in STRATEGIES:
+        every, once = (
+            communication_volumes(strategy, accumulation_steps, s) for s in (True, False)
+        )
+        lines.append(f"{strategy:<20}{every:>18}{once:>8}{every / once:>10.2f}")
     return "\n".join(lines)

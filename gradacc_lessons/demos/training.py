@@ -46,6 +46,7 @@ class TrainingConfig:
     weight_decay: float = 0.01
     max_grad_norm: float = 1.0
     hidden: int = 64
+    norm: str = "none"  # the MLP's normalisation layers: "none", "batch", "layer" or "group"
     train_samples: int = 1536  # of digits' 1,797; the other 261 are the test set
     seed: int = 0
     dtype: torch.dtype = torch.float32
@@ -149,7 +150,7 @@ def train_run(name: str, config: TrainingConfig | None = None) -> Curves:
     micro_batch, accumulation_steps = run_shape(name, config)
     x_train, y_train, x_test, y_test = split_digits(config.train_samples, config.seed, config.dtype)
     with seeded(config.seed):  # the same initial weights in every run
-        model = MLP(64, 10, hidden=config.hidden).to(config.dtype)
+        model = MLP(64, 10, hidden=config.hidden, norm=config.norm).to(config.dtype)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.lr, weight_decay=config.weight_decay
     )
@@ -184,18 +185,26 @@ def train_run(name: str, config: TrainingConfig | None = None) -> Curves:
 
 
 def evaluate(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
-    """(mean cross-entropy, accuracy in percent) of `model` on (x, y).
+    """(mean cross-entropy, accuracy in percent) of `model` on (x, y), in eval mode.
+
+    Eval mode, so that BatchNorm uses its running statistics, not the test set's;
+    the model's mode is restored afterwards.
 
     >>> model = torch.nn.Linear(2, 2)
     >>> loss, accuracy = evaluate(model, torch.zeros(4, 2), torch.zeros(4, dtype=torch.long))
-    >>> accuracy in (0.0, 100.0)
-    True
+    >>> accuracy in (0.0, 100.0), model.training
+    (True, True)
     """
     check_batch(x, y, ("x", "y"))
-    with torch.no_grad():
-        logits = model(x)
-        loss = F.cross_entropy(logits, y).item()
-        accuracy = 100.0 * (logits.argmax(-1) == y).double().mean().item()
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            logits = model(x)
+            loss = F.cross_entropy(logits, y).item()
+            accuracy = 100.0 * (logits.argmax(-1) == y).double().mean().item()
+    finally:
+        model.train(was_training)
     return loss, accuracy
 
 
@@ -206,7 +215,7 @@ class RunDifference:
     train_loss: float | None  # max |Δ| of the per-step training loss; None if step counts differ
     test_loss: float  # max |Δ| of the test loss over epochs
     test_accuracy: float  # max |Δ| of the test accuracy over epochs, in percentage points
-    parameters: float  # max |Δ| of the final parameters, relative to each tensor's largest entry
+    parameters: float  # relative error of the final parameters (compare.relative_error)
 
     def __str__(self) -> str:
         train = "n/a (other steps)" if self.train_loss is None else f"{self.train_loss:.2e}"
@@ -249,3 +258,66 @@ def _check_curves(name: str, curves) -> Curves:
     if not isinstance(curves, Curves):
         raise ValueError(f"{name} must be the Curves of a run (train_run), got {curves!r}")
     return curves
+
+
+def schedule_lengths(
+    micro_batches_per_epoch: int, accumulation_steps: int, epochs: int, warmup: float = 0.1
+) -> dict[str, list[float]]:
+    """The learning rate of each optimizer step when the schedule is given its length two ways.
+
+    "optimizer steps": epochs x ceil(micro-batches per epoch / N), the steps that happen;
+    "len(dataloader)": epochs x micro-batches per epoch, a common mistake (the data
+    loader yields micro-batches). Both follow `lr_factor` over the steps that happen.
+
+    >>> lrs = schedule_lengths(micro_batches_per_epoch=8, accumulation_steps=4, epochs=5)
+    >>> round(lrs["optimizer steps"][-1], 3), round(lrs["len(dataloader)"][-1], 3)
+    (0.03, 0.953)
+    """
+    micro_batches_per_epoch = as_count("micro_batches_per_epoch", micro_batches_per_epoch)
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
+    epochs = as_count("epochs", epochs)
+    warmup = as_fraction("warmup", warmup)
+    steps = epochs * math.ceil(micro_batches_per_epoch / accumulation_steps)
+    lengths = {"optimizer steps": steps, "len(dataloader)": epochs * micro_batches_per_epoch}
+    return {
+        label: [lr_factor(step, total, warmup) for step in range(steps)]
+        for label, total in lengths.items()
+    }
+
+
+def compile_from_scratch(
+    model: torch.nn.Module,
+    micro_batches: Sequence[tuple[torch.Tensor, torch.Tensor]],
+    loss_fn=F.cross_entropy,
+    dynamic: bool | None = None,
+) -> list[int]:
+    """How many graphs `torch.compile` has built after each micro-batch's forward and backward.
+
+    It first empties torch.compile's caches (`torch.compiler.reset()`, as its name warns):
+    compiled code is cached per Python function, so without the reset the count would
+    depend on what ran before. The graphs are counted by a backend that runs them as they
+    are (no code generation), so this is quick on any machine; `dynamic` is passed on to
+    `torch.compile` (None: recompile once for a new size, then treat sizes as dynamic).
+
+    >>> x, y = torch.randn(10, 4), torch.randint(2, (10,))
+    >>> compile_from_scratch(torch.nn.Linear(4, 2), list(zip(x.split(4), y.split(4))))
+    [1, 1, 2]
+    """
+    if not isinstance(model, torch.nn.Module):
+        raise ValueError(f"model must be a torch.nn.Module, got {model!r}")
+    if not micro_batches:
+        raise ValueError("micro_batches must hold at least one (inputs, targets) pair, got none")
+    graphs = []
+
+    def counting_backend(graph_module, example_inputs):
+        graphs.append(graph_module)
+        return graph_module.forward  # run the captured graph as it is
+
+    torch.compiler.reset()
+    compiled = torch.compile(model, backend=counting_backend, dynamic=dynamic)
+    counts = []
+    for x, y in micro_batches:
+        loss_fn(compiled(x), y).backward()
+        counts.append(len(graphs))
+    model.zero_grad(set_to_none=True)
+    return counts

@@ -12,9 +12,9 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import FixedLocator, MaxNLocator, NullLocator
 
 from gradacc_lessons.accumulate import Event
-from gradacc_lessons.checks import as_positive
+from gradacc_lessons.checks import as_choice, as_positive
 from gradacc_lessons.demos.training import METRICS
-from gradacc_lessons.memory import LABELS, MemoryReport
+from gradacc_lessons.memory import LABELS, MemoryReport, Phase
 from gradacc_lessons.timing import TimingResult
 
 TIMELINE_ROWS = (
@@ -77,9 +77,9 @@ def plot_timeline(events: Sequence[Event], ax=None):
         places = [i for i, e in enumerate(events) if e.kind == kind]
         ax.scatter(places, [rows.index(kind)] * len(places), marker=marker, color=colour, s=60)
     for i, e in enumerate(events):
-        if e.kind == "forward":
+        if e.kind == "forward":  # micro-batches counted from 1 in the drawing: "the N-th"
             ax.annotate(
-                f"{e.micro_batch}",
+                f"{e.micro_batch + 1}",
                 (i, rows.index("forward")),
                 xytext=(0, 7),
                 textcoords="offset points",
@@ -107,12 +107,16 @@ def plot_errors(
     integer_x: bool = False,
     log2_x: bool = False,
     marker_x: float | None = None,
+    yscale: str = "log",
     ax=None,
 ):
     """One line per entry of `series` against `x`, on a log scale (zeros drawn at FLOOR).
 
     integer_x puts ticks on whole numbers; log2_x spaces x = 1, 2, 4, 8, ... evenly;
-    marker_x draws a dotted vertical line there (the explorer's current N).
+    marker_x draws a dotted vertical line there (the explorer's current N). A log
+    axis shows errors of 1e-16 and of 6 side by side but flattens growth: draw a
+    second panel with yscale="linear" to show how fast an error grows. Markers
+    alternate filled and hollow, so that two lines on the same values both show.
 
     >>> fig, ax = plot_errors([1, 2], {"naive": [0.0, 0.5]}, "N", integer_x=True)
     >>> ax.get_xlabel(), ax.get_yscale()
@@ -120,13 +124,19 @@ def plot_errors(
     """
     _non_empty("series", series)
     _non_empty("x", x)
+    as_choice("yscale", yscale, ("log", "linear"))
     fig, ax = axes_for(ax)
-    for (label, values), (colour, dash, marker) in zip(series.items(), _STYLES * 2):
-        ys = [max(v, FLOOR) for v in values]
-        ax.plot(x, ys, color=colour, linestyle=dash, marker=marker, label=label)
+    for i, ((label, values), (colour, dash, marker)) in enumerate(zip(series.items(), _STYLES * 2)):
+        ys = [max(v, FLOOR) for v in values] if yscale == "log" else list(values)
+        hollow = i % 2 == 1  # a big hollow marker around a small filled one: both visible
+        face = "none" if hollow else colour
+        ax.plot(x, ys, color=colour, linestyle=dash, marker=marker, label=label,
+                markersize=9 if hollow else 5, markerfacecolor=face)  # fmt: skip
     if marker_x is not None:
         ax.axvline(marker_x, color="0.5", linestyle=":", label=f"{xlabel} = {marker_x:g}")
-    ax.set_yscale("log")
+    ax.set_yscale(yscale)
+    if yscale == "linear":
+        ax.set_ylim(bottom=0)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if log2_x:
@@ -254,18 +264,49 @@ def plot_peak_vs_steps(reports: Sequence[MemoryReport], ax=None, title: str | No
     return fig, ax
 
 
+def plot_phase_peaks(phases: Sequence[Phase], floor_bytes: int | None = None, ax=None, title=None):
+    """The peak of each phase of a window as bars, the highest one dark; the floor dashed.
+
+    >>> fig, ax = plot_phase_peaks([Phase("forward 1", 3000), Phase("optimizer step", 5000)], 2000)
+    >>> [t.get_text() for t in ax.get_xticklabels()], ax.get_ylabel()
+    (['forward 1', 'optimizer step'], 'peak memory (KiB)')
+    """
+    _non_empty("phases", phases)
+    fig, ax = axes_for(ax, size=(7, 3))
+    unit, scale = _unit(max(p.peak_bytes for p in phases))
+    highest = max(range(len(phases)), key=lambda i: phases[i].peak_bytes)
+    colours = ["tab:red" if i == highest else "lightsteelblue" for i in range(len(phases))]
+    ax.bar(range(len(phases)), [p.peak_bytes / scale for p in phases], color=colours,
+           edgecolor="black", label="peak of the phase (the highest in red)")  # fmt: skip
+    if floor_bytes is not None:
+        ax.axhline(floor_bytes / scale, color="tab:green", linestyle="--",
+                   label="floor: parameters + gradients + optimizer")  # fmt: skip
+    ax.set_xticks(range(len(phases)), [p.name for p in phases], rotation=40, ha="right",
+                  fontsize="small")  # fmt: skip
+    ax.set_ylabel(f"peak memory ({unit})")
+    ax.set_ylim(0, None)
+    ax.set_title(title or "where the peak of one window happens")
+    ax.legend(fontsize="x-small", loc="lower right")
+    return fig, ax
+
+
 def plot_time_vs_steps(result: TimingResult, ax=None):
-    """Time of one effective batch against N, relative to the first N, both ways of training.
+    """Time of one effective batch against N, relative to the whole batch at once, both ways.
+
+    At the first N (1: the whole batch) both ways are the same computation, timed twice:
+    their mean is the baseline, and the gap between the two first points shows the
+    timing noise.
 
     >>> fig, ax = plot_time_vs_steps(TimingResult((1, 4), (1.0, 2.0), (1.5, 4.0), 64, 3))
-    >>> ax.get_ylabel()
-    'time / time at N = 1'
+    >>> ax.get_ylabel(), [round(float(y), 2) for y in ax.get_lines()[0].get_ydata()]
+    ('time / time at N = 1', [0.8, 1.6])
     """
     if not isinstance(result, TimingResult):
         raise ValueError(f"result must be a TimingResult (time_effective_batch), got {result!r}")
     fig, ax = axes_for(ax)
-    steps, base = result.accumulation_steps, result.accumulated_seconds[0]
-    ax.plot(steps, result.slowdown, "-o", color="tab:blue",
+    steps = result.accumulation_steps
+    base = (result.accumulated_seconds[0] + result.small_batch_seconds[0]) / 2
+    ax.plot(steps, [t / base for t in result.accumulated_seconds], "-o", color="tab:blue",
             label="accumulated: N micro-batches, 1 step")  # fmt: skip
     ax.plot(steps, [t / base for t in result.small_batch_seconds], "--s", color="tab:orange",
             label="no accumulation: a step per micro-batch")  # fmt: skip
