@@ -40,14 +40,10 @@ def lesson():
 @pytest.mark.slow
 def test_lesson_4_runs_quietly(lesson):
     notebook, _ = lesson
-    # The profiler's C++ side prints a "profiler_start" and a "profiler_stop" line per
-    # measurement; silencing them would take redirecting the whole process's stderr.
-    other = [
-        line
-        for line in outputs(notebook, "stderr").splitlines()
-        if not re.search(r"profiler_(start|stop)$", line)
-    ]
-    assert other == [], "the lesson writes to stderr"
+    # The profiler's C++ side logs a "profiler_start" and a "profiler_stop" line per
+    # measurement unless KINETO_LOG_LEVEL is 6 or more before its first use: the setup
+    # cell sets it, so nothing reaches stderr.
+    assert outputs(notebook, "stderr") == "", "the lesson writes to stderr"
 
 
 @pytest.mark.slow

@@ -31,9 +31,10 @@ if importlib.util.find_spec("gradacc_lessons") is None:
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", url], check=True)
 """
 _SEEDS = """
+os.environ.setdefault("KINETO_LOG_LEVEL", "6")  # torch's profiler (memory measurements): quiet
 from gradacc_lessons import make_repeatable
 
-make_repeatable(seed=0)  # seeds, and one CPU thread: the numbers below repeat on every run"""
+make_repeatable(seed=0)  # seeds, and one CPU thread: results repeat on every run (times vary)"""
 SETUP_CELL = _INSTALL + _SEEDS
 
 # Lessons that need one of the course's optional extras (pyproject.toml): the extra, and
