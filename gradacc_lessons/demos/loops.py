@@ -42,7 +42,6 @@ def _checked(loop: Callable) -> Callable:
     return run
 
 
-@_checked
 def textbook_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """The classic accumulation loop: step and clear once per window."""
     optimizer.zero_grad()  # start from empty .grad buffers
@@ -54,7 +53,6 @@ def textbook_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
             optimizer.zero_grad()
 
 
-@_checked
 def off_by_one_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """The same loop with a classic bug: it steps after the first micro-batch of each window."""
     optimizer.zero_grad()
@@ -66,7 +64,6 @@ def off_by_one_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps
             optimizer.zero_grad()
 
 
-@_checked
 def full_batch_loop(model, optimizer, loss_fn, batches):
     """Plain training, one step per batch: the reference accumulation must match."""
     for inputs, targets in batches:
@@ -93,7 +90,6 @@ def count_steps(optimizer: torch.optim.Optimizer, train: Callable[[], object]) -
     return len(steps)
 
 
-@_checked
 def divide_by_n_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """BROKEN unless all micro-batches are equal: every mean loss is divided by N."""
     optimizer.zero_grad()
@@ -105,7 +101,6 @@ def divide_by_n_loop(model, optimizer, loss_fn, micro_batches, accumulation_step
         optimizer.zero_grad()
 
 
-@_checked
 def weight_by_samples_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """FIX: weigh each micro-batch's mean loss by its share of the window's samples."""
     optimizer.zero_grad()
@@ -119,7 +114,6 @@ def weight_by_samples_loop(model, optimizer, loss_fn, micro_batches, accumulatio
         optimizer.zero_grad()
 
 
-@_checked
 def weight_by_tokens_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """FIX for a token-mean loss: weigh each micro-batch by its share of the window's tokens."""
     optimizer.zero_grad()
@@ -135,7 +129,6 @@ def weight_by_tokens_loop(model, optimizer, loss_fn, micro_batches, accumulation
         optimizer.zero_grad()
 
 
-@_checked
 def last_window_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """BROKEN: the last, shorter window is still divided by the configured N."""
     optimizer.zero_grad()
@@ -147,7 +140,6 @@ def last_window_loop(model, optimizer, loss_fn, micro_batches, accumulation_step
             optimizer.zero_grad()
 
 
-@_checked
 def scheduler_per_micro_batch_loop(
     model, optimizer, loss_fn, micro_batches, accumulation_steps, scheduler
 ):
@@ -164,7 +156,6 @@ def scheduler_per_micro_batch_loop(
         optimizer.zero_grad()
 
 
-@_checked
 def scheduler_per_step_loop(
     model, optimizer, loss_fn, micro_batches, accumulation_steps, scheduler
 ):
@@ -181,7 +172,6 @@ def scheduler_per_step_loop(
         optimizer.zero_grad()
 
 
-@_checked
 def clip_per_micro_batch_loop(
     model, optimizer, loss_fn, micro_batches, accumulation_steps, max_norm
 ):
@@ -198,7 +188,6 @@ def clip_per_micro_batch_loop(
         optimizer.zero_grad()
 
 
-@_checked
 def clip_once_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps, max_norm):
     """FIX: clip once, the whole window's gradient, just before the step."""
     optimizer.zero_grad()
@@ -213,7 +202,6 @@ def clip_once_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps,
         optimizer.zero_grad()
 
 
-@_checked
 def log_last_micro_batch_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """BROKEN: logs the scaled loss of the window's last micro-batch."""
     logged = []
@@ -230,7 +218,6 @@ def log_last_micro_batch_loop(model, optimizer, loss_fn, micro_batches, accumula
     return logged
 
 
-@_checked
 def log_window_loss_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
     """FIX: log the sum of the weighted losses: the mean loss of the effective batch."""
     logged = []
@@ -247,3 +234,20 @@ def log_window_loss_loop(model, optimizer, loss_fn, micro_batches, accumulation_
         optimizer.step()
         optimizer.zero_grad()
     return logged
+
+
+# Each loop checks its arguments before it runs; wrapped here, not with a decorator, so that
+# the source a lesson prints is the loop alone.
+textbook_loop = _checked(textbook_loop)
+off_by_one_loop = _checked(off_by_one_loop)
+full_batch_loop = _checked(full_batch_loop)
+divide_by_n_loop = _checked(divide_by_n_loop)
+weight_by_samples_loop = _checked(weight_by_samples_loop)
+weight_by_tokens_loop = _checked(weight_by_tokens_loop)
+last_window_loop = _checked(last_window_loop)
+scheduler_per_micro_batch_loop = _checked(scheduler_per_micro_batch_loop)
+scheduler_per_step_loop = _checked(scheduler_per_step_loop)
+clip_per_micro_batch_loop = _checked(clip_per_micro_batch_loop)
+clip_once_loop = _checked(clip_once_loop)
+log_last_micro_batch_loop = _checked(log_last_micro_batch_loop)
+log_window_loss_loop = _checked(log_window_loss_loop)
