@@ -37,7 +37,13 @@ configure(c)
 
 
 def answer_key(release: Release) -> dict:
-    """What the grader's re-check needs: each grade cell's right letter or exercise module."""
+    """What the grader's re-check needs: each grade cell's right letter or exercise module.
+
+    >>> from gradacc_grader.bank.lesson2 import LESSON2
+    >>> key = answer_key(draw_release(LESSON2, b"s" * 64))
+    >>> [(cell["grade_id"], cell["kind"], cell["points"]) for cell in key["cells"]][2]
+    ('l2_token_loop_test', 'exercise', 3)
+    """
     cells = []
     for item in release.items:
         if isinstance(item, Asked):
@@ -130,6 +136,12 @@ def build_course(
     course.mkdir(parents=True, exist_ok=True)
     if not (course / "nbgrader_config.py").exists():
         (course / "nbgrader_config.py").write_text(CONFIG, encoding="utf-8")
+    unknown = sorted(set(only or ()) - {a.name for a in ASSIGNMENTS})
+    if unknown:
+        raise ValueError(
+            f"assignment={unknown[0]!r} is not in the bank; build one of "
+            f"{', '.join(a.name for a in ASSIGNMENTS)} (or leave --assignment out for all)"
+        )
     secret = ensure_secret(course)
     lines, changed, releases = [], [], []
     for assignment in ASSIGNMENTS:

@@ -17,7 +17,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 
 from gradacc_grader.bank import ASSIGNMENTS
-from gradacc_grader.bank.core import MultipleChoice
 from gradacc_grader.draw import LETTERS, Asked, draw_release, number_in
 
 CHANCE = 1 / len(LETTERS)
@@ -94,14 +93,15 @@ def cue_scores(questions: list[Asked]) -> dict[str, float]:
 
 
 def length_spread(asked: Asked) -> float:
-    """Longest choice over shortest, in characters: 1 when all are the same length."""
+    """Longest choice over shortest, in characters: 1 when all are the same length.
+
+    >>> from gradacc_grader.bank.core import Choice
+    >>> choices = (Choice("ab", ""), Choice("abcd", ""))
+    >>> length_spread(Asked(None, "?", choices, 0))
+    2.0
+    """
     lengths = [len(choice.text) for choice in asked.choices]
     return max(lengths) / min(lengths)
-
-
-def bank_items() -> list[MultipleChoice]:
-    """Every multiple-choice template of the bank."""
-    return [i for a in ASSIGNMENTS for i in a.items if isinstance(i, MultipleChoice)]
 
 
 def main() -> int:

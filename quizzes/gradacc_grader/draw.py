@@ -67,7 +67,7 @@ def right_positions(secret: bytes, counts: list[int]) -> list[list[int]]:
     return [stream[start : start + count] for start, count in zip(starts, counts)]
 
 
-def positions_for(assignment: Assignment, secret: bytes) -> list[int]:
+def _positions_for(assignment: Assignment, secret: bytes) -> list[int]:
     """The right answers' positions of one assignment, from the course-wide stream."""
     from gradacc_grader.bank import ASSIGNMENTS  # the course: its order fixes the stream
 
@@ -76,7 +76,7 @@ def positions_for(assignment: Assignment, secret: bytes) -> list[int]:
     return right_positions(secret, counts)[course.index(assignment)]
 
 
-def ask(item: MultipleChoice, drawn: Drawn, position: int, rng) -> Asked:
+def _ask(item: MultipleChoice, drawn: Drawn, position: int, rng) -> Asked:
     """Put the right choice at `position` and three wrong ones, shuffled, around it."""
     if len(drawn.wrong) < len(LETTERS) - 1:
         raise ValueError(
@@ -86,7 +86,7 @@ def ask(item: MultipleChoice, drawn: Drawn, position: int, rng) -> Asked:
     texts = [drawn.right.text, *(c.text for c in drawn.wrong)]
     if len(set(texts)) != len(texts):
         raise ValueError(f"question {item.id!r} drew two equal choices: {texts}")
-    wrong = pick_wrong(drawn, rng)
+    wrong = _pick_wrong(drawn, rng)
     rng.shuffle(wrong)
     choices = (*wrong[:position], drawn.right, *wrong[position:])
     return Asked(item, drawn.prompt, choices, position)
@@ -111,7 +111,7 @@ def number_in(text: str) -> float | None:
         return None
 
 
-def pick_wrong(drawn: Drawn, rng) -> list[Choice]:
+def _pick_wrong(drawn: Drawn, rng) -> list[Choice]:
     """Three of the drawn wrong choices (a question may offer more mistakes than that).
 
     With numbers, the three are picked so that the right value is as often the smallest,
@@ -130,19 +130,28 @@ def pick_wrong(drawn: Drawn, rng) -> list[Choice]:
 
 
 def draw_release(assignment: Assignment, secret: bytes, lang: str = "en") -> Release:
-    """The release of `assignment` that this secret gives, in language `lang`."""
+    """The release of `assignment` that this secret gives, in language `lang`.
+
+    >>> from gradacc_grader.bank.lesson5 import LESSON5
+    >>> letters = [q.letter for q in draw_release(LESSON5, b"s" * 64).items]
+    >>> letters == [q.letter for q in draw_release(LESSON5, b"s" * 64).items]
+    True
+    >>> draw_release(LESSON5, b"s" * 64, lang="yo")
+    Traceback (most recent call last):
+    ValueError: lang='yo': lesson5_training is written in en only; build it with one of those
+    """
     if lang not in assignment.languages:
         raise ValueError(
             f"lang={lang!r}: {assignment.name} is written in {', '.join(assignment.languages)} "
             "only; build it with one of those"
         )
-    positions = iter(positions_for(assignment, secret))
+    positions = iter(_positions_for(assignment, secret))
     items = []
     for item in assignment.items:
         rng = rng_for(secret, assignment.name, item.id)
         if isinstance(item, MultipleChoice):
             # the numbers do not depend on the language: both editions share one answer key
-            items.append(ask(item, item.draw(rng, lang), next(positions), rng))
+            items.append(_ask(item, item.draw(rng, lang), next(positions), rng))
         elif isinstance(item, Exercise):
             items.append(Seeded(item, rng.randrange(2**31)))
         elif isinstance(item, Written):

@@ -171,7 +171,7 @@ def _solution(source: str) -> str:
     return f"### BEGIN SOLUTION\n{source}\n### END SOLUTION"
 
 
-def question_cells(asked: Asked, number: int, lang: str) -> list:
+def _question_cells(asked: Asked, number: int, lang: str) -> list:
     """Prompt, answer cell and hidden test of one multiple-choice question."""
     text, qid, points = TEXT[lang], asked.item.id, asked.item.points
     listed = "\n".join(f"- **{LETTERS[i]}.** {c.text}" for i, c in enumerate(asked.choices))
@@ -206,7 +206,7 @@ def question_cells(asked: Asked, number: int, lang: str) -> list:
     ]
 
 
-def module_source(module: str) -> str:
+def _module_source(module: str) -> str:
     """The text of `inside/<module>.py`, checked fit to be pasted into a hidden test."""
     source = (INSIDE / f"{module}.py").read_text(encoding="utf-8")
     if "'''" in source or "HIDDEN TESTS" in source or "BEGIN SOLUTION" in source:
@@ -214,7 +214,7 @@ def module_source(module: str) -> str:
     return source
 
 
-def exercise_cells(seeded: Seeded, lang: str) -> list:
+def _exercise_cells(seeded: Seeded, lang: str) -> list:
     """Prompt, answer, quick check and hidden test of one coding exercise."""
     item, text = seeded.item, TEXT[lang]
     function = _function_name(item.starter)
@@ -224,10 +224,10 @@ def exercise_cells(seeded: Seeded, lang: str) -> list:
             f"# {text['exercise_test'].format(function=function, points=item.points)}",
             "### BEGIN HIDDEN TESTS",
             UNTOUCHED,
-            f"_gradacc_source = r'''{module_source('scoring')}'''",
+            f"_gradacc_source = r'''{_module_source('scoring')}'''",
             '_gradacc_scoring = {"__name__": "gradacc_scoring"}',
             "exec(_gradacc_source, _gradacc_scoring)",
-            f"_gradacc_source = r'''{module_source(item.module)}'''",
+            f"_gradacc_source = r'''{_module_source(item.module)}'''",
             f'_gradacc_module = {{"__name__": "gradacc_{item.module}"}}',
             "exec(_gradacc_source, _gradacc_module)",
             "_gradacc_untouched()",
@@ -256,7 +256,7 @@ def _function_name(starter: str) -> str:
     raise ValueError(f"the starter code defines no function: {starter[:80]!r}")
 
 
-def written_cells(item: Written, lang: str) -> list:
+def _written_cells(item: Written, lang: str) -> list:
     """The prompt and the hand-graded answer cell (model answer and rubric in its source)."""
     rubric = "\n".join(f"- {line}" for line in item.rubric)
     source = (
@@ -271,7 +271,14 @@ def written_cells(item: Written, lang: str) -> list:
 
 
 def build_notebook(release: Release):
-    """The source notebook of a release, ready for `nbgrader generate_assignment`."""
+    """The source notebook of a release, ready for `nbgrader generate_assignment`.
+
+    >>> from gradacc_grader.bank.lesson3 import LESSON3
+    >>> from gradacc_grader.draw import draw_release
+    >>> notebook = build_notebook(draw_release(LESSON3, b"s" * 64))
+    >>> [c.metadata.nbgrader["grade_id"] for c in notebook.cells][:4]
+    ['intro', 'setup', 'l3_running_share_prompt', 'l3_running_share_answer']
+    """
     assignment, lang = release.assignment, release.lang
     intro = f"# {assignment.title[lang]}\n\n{assignment.intro[lang]}\n\n{TEXT[lang]['how']}"
     cells = [_locked("markdown", intro, "intro")]
@@ -280,11 +287,11 @@ def build_notebook(release: Release):
     numbers = iter(range(1, len(release.items) + 1))
     for item in release.items:
         if isinstance(item, Asked):
-            cells += question_cells(item, next(numbers), lang)
+            cells += _question_cells(item, next(numbers), lang)
         elif isinstance(item, Seeded):
-            cells += exercise_cells(item, lang)
+            cells += _exercise_cells(item, lang)
         else:
-            cells += written_cells(item, lang)
+            cells += _written_cells(item, lang)
     notebook = nbformat.v4.new_notebook(cells=cells)
     notebook.metadata.kernelspec = {
         "display_name": "Python 3",

@@ -59,7 +59,14 @@ def _wrong_letter(asked: Asked) -> str:
 
 
 def answers(release: Release, student: str) -> tuple[dict[str, str], dict[str, float]]:
-    """(new source per answer cell, deserved points per grade cell) of one sample student."""
+    """(new source per answer cell, deserved points per grade cell) of one sample student.
+
+    >>> from gradacc_grader.bank.lesson4 import LESSON4
+    >>> from gradacc_grader.draw import draw_release
+    >>> sources, points = answers(draw_release(LESSON4, b"s" * 64), "sample-partly")
+    >>> points["l4_plan_test"]  # its planner fails one case of four: "an exact fit"
+    2.25
+    """
     sources, points = {}, {}
     for number, item in enumerate(release.items):
         if isinstance(item, Asked):

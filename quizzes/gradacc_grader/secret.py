@@ -40,7 +40,12 @@ def ensure_secret(course: Path) -> bytes:
 
 
 def read_secret(course: Path) -> bytes:
-    """The course's secret; ValueError when it is missing, empty or readable by others."""
+    """The course's secret; ValueError when it is missing, empty or readable by others.
+
+    >>> read_secret(Path("/nonexistent"))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: course='/nonexistent' has no instructor.secret: run `gradacc-build --course ...
+    """
     path = Path(course) / SECRET_FILE
     if not path.is_file() or path.is_symlink():
         raise ValueError(

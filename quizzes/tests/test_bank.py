@@ -154,3 +154,74 @@ def test_graded_questions_are_not_the_self_check_questions():
                 for words in selfcheck:
                     # a shared run of 7 words is a copied clause, not a shared term
                     assert _longest_shared_run(graded, words) < 7, (item.item.id, " ".join(words))
+
+
+def _tools_named(text: str) -> list[str]:
+    return re.findall(r"`(gradacc_lessons(?:\.\w+)+)`", text)
+
+
+def test_the_package_tools_a_prompt_names_exist():
+    import importlib
+
+    named = set()
+    for assignment in ASSIGNMENTS:
+        for secret in SECRETS[:5]:
+            for item in draw_release(assignment, secret).items:
+                if isinstance(item, Asked):
+                    named.update(_tools_named(item.prompt))
+    assert len(named) >= 3
+    for path in named:
+        module, _, name = path.rpartition(".")
+        assert hasattr(importlib.import_module(module), name), path
+
+
+def test_computed_answers_agree_with_the_lessons_tools():
+    # the bank computes its answers by hand; the lessons' package is the independent reference
+    import torch
+
+    from gradacc_lessons.demos.distributed import effective_batch
+    from gradacc_lessons.demos.sharding import sharded_bytes
+    from gradacc_lessons.memory import estimate_training_memory
+
+    optimizers = {
+        "SGD(params, lr=0.1)": (torch.optim.SGD, {"lr": 0.1}),
+        "momentum=0.9": (torch.optim.SGD, {"lr": 0.1, "momentum": 0.9}),
+        "Adam(": (torch.optim.Adam, {"lr": 1e-3}),
+    }
+    checked = set()
+    for secret in SECRETS[:12]:
+        for assignment in (LESSONS["4"], LESSONS["6"]):
+            for item in draw_release(assignment, secret).items:
+                if not isinstance(item, Asked):
+                    continue
+                right, prompt = item.choices[item.answer].text, item.prompt
+                if item.item.id == "l4_floor":
+                    sizes = [int(n) for n in re.findall(r"(\d+) (?:→|units)", prompt)]
+                    layers = [torch.nn.Linear(a, b) for a, b in zip(sizes, sizes[1:])]
+                    model = torch.nn.Sequential(*layers)
+                    kind = next(
+                        v
+                        for k, v in optimizers.items()
+                        if k in prompt and (k != "SGD(params, lr=0.1)" or "momentum" not in prompt)
+                    )
+                    report = estimate_training_memory(
+                        model, kind[0](model.parameters(), **kind[1]), 1, 0.0
+                    )
+                    assert right == f"{report.floor_bytes / 2**20:.1f} MiB", prompt
+                    checked.add("floor")
+                elif item.item.id == "l6_sharding":
+                    billions = int(re.search(r"\*\*(\d+) billion\*\*", prompt).group(1))
+                    world = int(re.search(r"\*\*(\d+)\*\* processes", prompt).group(1))
+                    stage = int(re.search(r"ZeRO stage (\d)", prompt).group(1))
+                    parts = sharded_bytes(billions * 10**9, world, stage)
+                    assert right == f"{sum(parts.values()) / 2**30:.1f} GiB", prompt
+                    checked.add("sharding")
+                elif item.item.id == "l6_accumulation_steps":
+                    bold = [int(n) for n in re.findall(r"\*\*(\d+)\*\*", prompt)]
+                    if "stand for?" in prompt:  # world, micro-batch and steps given
+                        assert int(right) == effective_batch(*bold[:3]), prompt
+                    else:  # the target, world and micro-batch given
+                        target, world, micro = bold[:3]
+                        assert effective_batch(world, micro, int(right)) == target, prompt
+                    checked.add("effective batch")
+    assert checked == {"floor", "sharding", "effective batch"}

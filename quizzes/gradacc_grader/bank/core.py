@@ -96,7 +96,11 @@ class Assignment:
 
 
 def pick(rng: random.Random, options) -> object:
-    """One of `options`, drawn with `rng` (a list copy keeps sets and ranges usable)."""
+    """One of `options`, drawn with `rng` (a list copy keeps dicts and ranges usable).
+
+    >>> pick(random.Random(0), {"only": 1})
+    'only'
+    """
     return rng.choice(list(options))
 
 
@@ -119,6 +123,10 @@ def mib(size: float) -> str:
 
 
 def distinct(drawn: Drawn) -> bool:
-    """Are the four choices of a drawn question all different (a draw may repeat a number)?"""
+    """Are the choices of a drawn question all different (a draw may repeat a number)?
+
+    >>> distinct(Drawn("?", Choice("1", "why"), (Choice("2", "a"), Choice("1", "b"))))
+    False
+    """
     texts = [drawn.right.text, *(choice.text for choice in drawn.wrong)]
     return len(set(texts)) == len(texts)

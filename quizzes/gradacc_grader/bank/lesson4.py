@@ -38,7 +38,8 @@ def _floor(inputs, hidden, outputs, name, count, right, others) -> Drawn:
         "(`nn.Linear` layers with biases, ReLU between them) and trains with "
         f"{name}. How much memory do its parameters, their gradients and the optimizer's state "
         "take together, once the first step has run (ignore any per-tensor counters)? "
-        "1 MiB = 2²⁰ bytes."
+        "1 MiB = 2²⁰ bytes. Lesson 4's `gradacc_lessons.memory.estimate_training_memory` "
+        "computes it for a model and optimizer you build."
     )
 
     def copies(k: int, why: str) -> Choice:

@@ -93,7 +93,8 @@ def _accumulation_steps(world, micro, steps) -> Drawn:
     prompt = (
         f"You want optimizer steps that each stand for **{target}** samples. DDP runs "
         f"**{world}** processes, each with micro-batches of **{micro}** samples. Which "
-        "`accumulation_steps` must every process use?"
+        "`accumulation_steps` must every process use? (Lesson 6's "
+        "`gradacc_lessons.demos.distributed.effective_batch` checks a guess.)"
     )
     right = Choice(
         str(steps),
@@ -124,7 +125,8 @@ def _effective_batch(world, micro, steps) -> Drawn:
     prompt = (
         f"DDP runs **{world}** processes. Each one runs micro-batches of **{micro}** samples and "
         f"steps after **{steps}** of them (`accumulation_steps = {steps}`). How many samples "
-        "does one optimizer step stand for?"
+        "does one optimizer step stand for? (Lesson 6's "
+        "`gradacc_lessons.demos.distributed.effective_batch` computes it.)"
     )
     right = Choice(
         str(world * micro * steps),
@@ -185,7 +187,8 @@ def _sharding(billions, world, stage) -> Drawn:
         f"A model of **{billions} billion** float32 parameters trains with Adam (two values of "
         f"state per parameter) on **{world}** processes under **ZeRO stage {stage}**, without "
         "`no_sync()`. What do parameters, gradients and optimizer state add up to in each "
-        "process (1 GiB = 2³⁰ bytes)?"
+        "process (1 GiB = 2³⁰ bytes)? Lesson 6's `gradacc_lessons.demos.sharding.sharded_bytes` "
+        "computes it."
     )
     right = Choice(
         f"{_per_process(billions, world, stage):.1f} GiB",

@@ -33,7 +33,11 @@ HINTS = {
 
 
 def cases(seed):
-    """[(case name, case)]: one layer, several layers, a layer with momentum None."""
+    """[(case name, case)]: one layer, several layers, a layer with momentum None.
+
+    >>> [name for name, _ in cases(0)]  # doctest: +NORMALIZE_WHITESPACE
+    ['one BatchNorm layer', 'several BatchNorm layers', 'a cumulative average is left alone']
+    """
     rng = random.Random(seed)
 
     def momentum():

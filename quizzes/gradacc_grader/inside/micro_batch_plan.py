@@ -28,7 +28,11 @@ HINTS = {
 
 
 def cases(seed):
-    """[(case name, case)]: fits whole, needs a split, fits exactly, cannot fit."""
+    """[(case name, case)]: fits whole, needs a split, fits exactly, cannot fit.
+
+    >>> [name for name, _ in cases(0)]  # doctest: +NORMALIZE_WHITESPACE
+    ['the whole batch fits', 'a split is needed', 'an exact fit', 'a budget below the floor']
+    """
     rng = random.Random(seed)
     batch = rng.choice([48, 72, 96, 120, 144])
     floor = rng.randint(200, 900) * 2**20

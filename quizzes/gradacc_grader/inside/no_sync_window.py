@@ -65,7 +65,11 @@ class CountingDDP(torch.nn.Module):
 
 
 def cases(seed):
-    """[(case name, case)]: whole windows, a shorter last window, N = 1."""
+    """[(case name, case)]: whole windows, a shorter last window, N = 1.
+
+    >>> [name for name, _ in cases(0)]  # doctest: +NORMALIZE_WHITESPACE
+    ['one all-reduce per window', 'a short last window', 'no accumulation']
+    """
     rng = random.Random(seed)
     steps = rng.randint(2, 4)
     shapes = [

@@ -35,7 +35,11 @@ HINTS = {
 
 
 def cases(seed):
-    """[(case name, case)]: uneven tokens, a shorter last window, stale gradients."""
+    """[(case name, case)]: uneven tokens, a shorter last window, stale gradients.
+
+    >>> [name for name, _ in cases(0)]  # doctest: +NORMALIZE_WHITESPACE
+    ['uneven real tokens', 'a short last window', 'leftover gradients']
+    """
     rng = random.Random(seed)
     steps = rng.randint(2, 3)
     shapes = [

@@ -33,7 +33,11 @@ HINTS = {
 
 
 def cases(seed):
-    """[(case name, case)]: whole windows, a shorter last window, stale gradients."""
+    """[(case name, case)]: whole windows, a shorter last window, stale gradients.
+
+    >>> [name for name, _ in cases(0)]  # doctest: +NORMALIZE_WHITESPACE
+    ['whole windows', 'a short last window', 'leftover gradients']
+    """
     rng = random.Random(seed)
     steps = rng.randint(2, 4)
     shapes = [
