@@ -13,6 +13,7 @@ while students have submitted it is left alone (nbgrader could no longer grade t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -112,20 +113,28 @@ def generate(course: Path, names: list[str]) -> None:
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
 
-    # nbgrader runs the `alembic` executable when it creates the gradebook: our venv first
-    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     config.CourseDirectory.root = str(course)
     api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
+    first = not (course / "gradebook.db").exists()
     for name in names:
-        result = api.generate_assignment(name, force=True)
+        with _venv_on_path():
+            result = api.generate_assignment(name, force=True)
         if not result["success"]:
-            if (
-                not (course / "release" / name).exists()
-                and (course / "gradebook.db").stat().st_size == 0
-            ):
-                (course / "gradebook.db").unlink()  # a half-made gradebook blocks the next run
+            if first:  # a half-made new gradebook would block the next run
+                (course / "gradebook.db").unlink(missing_ok=True)
             raise RuntimeError(f"nbgrader could not generate {name}:\n{result['log'][-3000:]}")
+
+
+@contextlib.contextmanager
+def _venv_on_path():
+    # nbgrader runs the `alembic` executable when it creates the gradebook: this venv's first
+    before = os.environ.get("PATH", "")
+    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{before}"
+    try:
+        yield
+    finally:
+        os.environ["PATH"] = before
 
 
 def build_course(
