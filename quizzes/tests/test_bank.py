@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import stat
+from pathlib import Path
 
 import pytest
 from gradacc_grader.bank import ASSIGNMENTS
@@ -95,6 +96,17 @@ def test_the_yoruba_final_asks_the_guides_questions_word_for_word():
     assert all(GUIDE[k]["yo"] not in english for k in (1, 2, 4))
 
 
+def test_the_guides_questions_are_copied_exactly():
+    # tests/data/guide_faq.txt: the guide's FAQ as published (../shared/seed), kept by the
+    # student package's tests; every FAQ heading of the final is one of its lines, unchanged
+    guide = Path(__file__).resolve().parents[2] / "tests" / "data" / "guide_faq.txt"
+    lines = guide.read_text(encoding="utf-8").splitlines()
+    for k, texts in GUIDE.items():
+        assert texts["yo"] in lines, k
+        if k in (3, 5):  # the guide asks these in English
+            assert texts["en"] == texts["yo"]
+
+
 def test_both_editions_of_the_final_share_one_answer_key():
     keys = [answer_key(draw_release(LESSONS["final"], SECRETS[3], lang)) for lang in ("en", "yo")]
     assert keys[0]["cells"] == keys[1]["cells"]
@@ -140,7 +152,7 @@ def _longest_shared_run(a: list[str], b: list[str]) -> int:
 def test_graded_questions_are_not_the_self_check_questions():
     from gradacc_lessons.quiz.questions import QUESTIONS
 
-    selfcheck = [_words(" ".join([q.prompt, *q.choices])) for q in QUESTIONS]
+    selfcheck = [_words(" ".join([q.prompt, *getattr(q, "choices", ())])) for q in QUESTIONS]
     headings = {GUIDE[k][lang] for k in GUIDE for lang in GUIDE[k]}
     for assignment in ASSIGNMENTS:
         for secret in SECRETS[:3]:
