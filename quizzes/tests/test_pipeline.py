@@ -133,12 +133,13 @@ def test_feedback_shows_nothing_of_the_instructors(graded, student, test_secret)
         page = _page(graded, student, name)
         source = nbformat.read(course / "source" / name / f"{name}.ipynb", as_version=4)
         hidden = set().union(*(hidden_lines(c.source) for c in source.cells))
-        shown = {
-            line.strip()
-            for c in source.cells
-            for line in without_hidden_tests(c.source).splitlines()
-        }
-        for line in hidden - shown:
+        # what the student saw anyway: the release's cells and their own submission
+        submitted = course / "submitted" / student / name / f"{name}.ipynb"
+        shown = "\n".join(
+            [without_hidden_tests(c.source) for c in source.cells]
+            + [c.source for c in nbformat.read(submitted, as_version=4).cells]
+        )
+        for line in (line for line in hidden if line not in shown):
             assert line not in page, f"hidden line in {student}'s feedback of {name}: {line}"
         for secret in ("Rubric", "Model answer", test_secret, "_gradacc_why"):
             assert secret not in page
