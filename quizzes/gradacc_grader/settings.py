@@ -61,5 +61,11 @@ def configure(c) -> None:
     # exports/grades_for_lms.csv (totals, in the columns Canvas and Moodle import).
     c.ExportApp.plugin_class = "gradacc_grader.export.GradesExport"
 
+    # `nbgrader collect` copies what a link in the exchange points to, with your rights: a
+    # student's link to a file only you may read would land in submitted/. This collect copies
+    # a link as a link (a named pipe as a named pipe), and gradacc-grade refuses such a
+    # submission, naming each entry (see GRADING.md).
+    c.ExchangeFactory.collect = "gradacc_grader.submissions.KeepLinksCollect"
+
     # Files that never go to students nor come back from them: checkpoints and caches.
     c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".DS_Store"]
