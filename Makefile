@@ -65,9 +65,11 @@ browser: $(STAMP)
 site: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tools.site
 
-## quizzes: build the student versions of the nbgrader quizzes into quizzes/course/release/
+## quizzes: build every graded assignment from the bank and the instructor's secret into
+## quizzes/course/ (QUIZ_LANG=yo: the final in Yoruba); see quizzes/README.md
+QUIZ_LANG ?= en
 quizzes: $(STAMP)
-	cd $(COURSE) && PATH="$(CURDIR)/$(BIN):$$PATH" $(CURDIR)/$(BIN)/nbgrader generate_assignment gradacc_faq --force
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/gradacc-build --course $(COURSE) --lang $(QUIZ_LANG)
 
 ## grade: autograde every submission of quizzes/course/ in the bubblewrap sandbox (quizzes/GRADING.md)
 ASSIGNMENT ?= gradacc_faq

@@ -1,9 +1,14 @@
 """nbgrader preprocessors that keep grading fair: restore deleted test cells, keep feedback safe.
 
-`quizzes/nbgrader_config.py` plugs them into nbgrader 0.9:
+`gradacc_grader.settings` plugs them into nbgrader 0.9:
 
 - `RestoreMissingCells` replaces nbgrader's `OverwriteCells` at autograde. Like it, it puts
-  locked cells and tests back as they were released; unlike nbgrader's own
+  locked cells and tests back as they were in the source (hidden tests included); unlike
+  nbgrader's, it warns only about a locked cell the student really edited. nbgrader saves each
+  cell's checksum *before* it strips the hidden tests from the release, so its own warning
+  "Attribute 'checksum' for cell ... has changed" fires for every test cell with hidden tests
+  of every submission, untouched or not; here a cell that matches its released version is put
+  back silently, and an edited one is reported as "cell X was edited". Unlike nbgrader's own
   `add_missing_cells`, which fails with a KeyError when the cell before a deleted test
   is gone too, it puts a deleted grade cell back after the nearest earlier cell
   that is still there, so deleting a test never skips it. It also reads cell metadata
@@ -20,7 +25,10 @@ from __future__ import annotations
 
 import html
 
+from nbformat.notebooknode import NotebookNode
+from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
+from nbgrader.utils import compute_checksum
 
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
 END_HIDDEN = "### END HIDDEN TESTS"
@@ -55,6 +63,24 @@ def hidden_lines(source: str) -> set[str]:
     return lines
 
 
+def without_hidden_tests(source: str) -> str:
+    """A cell's source as nbgrader's ClearHiddenTests leaves it in the release.
+
+    >>> source = "a = 1\\n### BEGIN HIDDEN TESTS\\nassert a\\n### END HIDDEN TESTS\\nb = 2"
+    >>> without_hidden_tests(source).split()
+    ['a', '=', '1', 'b', '=', '2']
+    """
+    kept, inside = [], False
+    for line in source.split("\n"):
+        if BEGIN_HIDDEN in line:
+            inside = True
+        elif END_HIDDEN in line:
+            inside = False
+        elif not inside:
+            kept.append(line)
+    return "\n".join(kept)
+
+
 class RestoreMissingCells(OverwriteCells):
     """OverwriteCells that puts every deleted grade cell back, after the nearest surviving cell."""
 
@@ -86,6 +112,36 @@ class RestoreMissingCells(OverwriteCells):
             present = [index for index in earlier if index is not None]
             nb.cells.insert(max(present) + 1 if present else 0, cell)
         return nb, resources
+
+    def report_change(self, name: str, attr: str, old, new) -> None:
+        if attr != "checksum":
+            super().report_change(name, attr, old, new)
+        elif new == self._released_checksum(name):
+            # the release lacks the hidden tests by design: putting them back is no news
+            self.log.debug("Cell %s: putting its hidden tests back", name)
+        else:
+            self.log.warning("Cell %s was edited by the student: put back as released", name)
+
+    def _released_checksum(self, name: str) -> str:
+        """The checksum of a locked cell as the release shows it (hidden tests removed)."""
+        source = self.gradebook.find_source_cell(name, self.notebook_id, self.assignment_id)
+        meta = {"grade_id": name, "locked": source.locked, "grade": False, "solution": False}
+        try:
+            graded = self.gradebook.find_graded_cell(name, self.notebook_id, self.assignment_id)
+            meta.update(grade=True, points=graded.max_score)
+        except MissingEntry:
+            pass
+        try:
+            self.gradebook.find_solution_cell(name, self.notebook_id, self.assignment_id)
+            meta["solution"] = True
+        except MissingEntry:
+            pass
+        cell = NotebookNode(
+            cell_type=source.cell_type,
+            source=without_hidden_tests(source.source),
+            metadata=NotebookNode(nbgrader=NotebookNode(meta)),
+        )
+        return compute_checksum(cell)
 
     @staticmethod
     def _position(nb, grade_id: str) -> int | None:

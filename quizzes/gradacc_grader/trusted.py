@@ -1,29 +1,32 @@
 """The grader's own re-check of autograded answers, where student code cannot reach it.
 
-Hidden tests run in the student's kernel, next to the student's code, which can
-patch anything there (torch, builtins, IPython's input transformers). So after
-nbgrader, the grader checks again from outside:
+Hidden tests run in the student's kernel, next to the student's code, which can patch anything
+there (torch, builtins, IPython's input transformers). So after nbgrader, the grader checks
+again from outside, against the answer key that gradacc-build wrote (`keys/<assignment>.json`):
 
-- a multiple-choice answer is read from the notebook's code cells with `ast`
-  (only one plain string literal assigned to the answer variable counts) and
-  compared with the question bank's letter;
-- the coding exercise is run again in a fresh sandboxed process that executes
-  only the student's solution cell, on cases drawn from a secret seed
-  (gradacc_grader.sandbox.run_exercise), and its outcomes are compared case by case
-  with references computed here.
+- a multiple-choice answer is read from the notebook's code cells with `ast` (only one plain
+  string literal assigned to the answer variable counts) and compared with the key's letter;
+- a coding exercise is run again in a fresh sandboxed process that executes only the student's
+  answer cell, on new cases drawn from a fresh seed (gradacc_grader.sandbox.run_exercise); the
+  exercise's module (inside/) computes the references here and scoring grades case by case,
+  with the same share of the points per case as the hidden test.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
+import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gradacc_grader.inside import scoring, window_loop
-from gradacc_grader.sandbox import Sandbox, run_exercise
-from gradacc_lessons.quiz.questions import faq_questions
+from gradacc_grader.inside import scoring
+
+if TYPE_CHECKING:
+    from gradacc_grader.sandbox import Sandbox
 
 Cells = dict[str, str]  # grade_id -> source of the submitted cell
 
@@ -125,7 +128,14 @@ def _rebinds(node: ast.AST, name: str) -> bool:
 
 
 def multiple_choice(grade_id: str, variable: str, letter: str, points: float = 1.0) -> Check:
-    """Check, by reading the code cells, that the notebook sets `variable` to `letter`."""
+    """Check, by reading the code cells, that the notebook sets `variable` to `letter`.
+
+    >>> check = multiple_choice("q_test", "answer_q", "B")
+    >>> check.run({}, {"q_answer": ['answer_q = "B"']})
+    (1.0, 'right answer')
+    >>> check.run({}, {"q_answer": ['answer_q = "b" if True else "A"']})[0]
+    0.0
+    """
 
     def run(cells: Cells, sources: dict[str, list[str]]) -> tuple[float, str]:
         given = literal_answer([text for texts in sources.values() for text in texts], variable)
@@ -133,44 +143,58 @@ def multiple_choice(grade_id: str, variable: str, letter: str, points: float = 1
             return 0.0, f"{variable} is not set once to a plain string literal"
         if given.strip().upper() != letter:
             return 0.0, f"{variable} = {given!r} is not the right answer"
-        return points, "right answer"
+        return float(points), "right answer"
 
     return Check(grade_id, run)
 
 
-def loop_exercise(
-    sandbox: Sandbox,
-    answer_cell: str = "loop_answer",
-    grade_id: str = "loop_test",
-    points: float = 3.0,
+def exercise(
+    grade_id: str, answer_cell: str, module: str, points: float, sandbox: Sandbox
 ) -> Check:
-    """Re-run the student's training loop in the sandbox, case by case, against references."""
-    exercise = vars(window_loop)
+    """Re-run the student's function on fresh cases in the sandbox; score it case by case."""
+    cases = vars(importlib.import_module(f"gradacc_grader.inside.{module}"))
 
     def run(cells: Cells, sources: dict[str, list[str]]) -> tuple[float, str]:
+        from gradacc_grader.sandbox import run_exercise
+
         if len(sources.get(answer_cell, [])) != 1 or answer_cell not in cells:
             return 0.0, f"no single code cell {answer_cell}"
-        seed = secrets.randbelow(2**31)
-        outcomes = run_exercise(cells[answer_cell], "window_loop", seed, sandbox)
+        seed = secrets.randbelow(2**31)  # cases the student's kernel never saw
+        outcomes = run_exercise(cells[answer_cell], module, seed, sandbox)
         if "error" in outcomes:
-            return 0.0, f"the loop did not run: {str(outcomes['error']).strip()[-200:]}"
-        built = window_loop.cases(seed)
-        found = scoring.verdicts(exercise, outcomes, {n: window_loop.expected(c) for n, c in built})
-        wrong = [f"{name}: {reason}" for name, reason in found.items() if reason]
-        return scoring.points_for(found, points), "; ".join(wrong) or "matches the references"
+            return 0.0, f"the cell did not run: {str(outcomes['error']).strip()[-200:]}"
+        references = {name: cases["expected"](case) for name, case in cases["cases"](seed)}
+        found = scoring.verdicts(cases, outcomes, references)
+        wrong = "; ".join(f"{name}: {why}" for name, why in found.items() if why)
+        return scoring.points_for(found, points), wrong or "every case right"
 
     return Check(grade_id, run)
+
+
+def read_key(course: Path, assignment: str) -> dict | None:
+    """The answer key gradacc-build wrote for `assignment`, or None when it has none.
+
+    >>> read_key(Path("/nonexistent"), "gradacc_faq") is None
+    True
+    """
+    path = Path(course) / "keys" / f"{assignment}.json"
+    if path.is_symlink() or not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def checks_for(assignment: str, course: Path, sandbox: Sandbox) -> list[Check]:
-    """The trusted checks of an assignment; empty for an assignment this module does not know.
+    """The trusted checks of an assignment, from the course's answer key (none without one).
 
-    >>> [c.grade_id for c in checks_for("gradacc_faq", Path("course"), Sandbox(hidden=()))]
-    ['faq1_test', 'faq2_test', 'faq3_test', 'faq4_test', 'faq5_test', 'loop_test']
+    >>> checks_for("gradacc_faq", Path("/nonexistent"), sandbox=None)
+    []
     """
-    if assignment != "gradacc_faq":
-        return []
-    checks = [
-        multiple_choice(f"faq{q.faq}_test", f"answer_faq{q.faq}", q.letter) for q in faq_questions()
-    ]
-    return [*checks, loop_exercise(sandbox)]
+    checks = []
+    for cell in (read_key(course, assignment) or {}).get("cells", []):
+        grade_id, points = cell["grade_id"], cell["points"]
+        if cell["kind"] == "choice":
+            checks.append(multiple_choice(grade_id, cell["variable"], cell["letter"], points))
+        elif cell["kind"] == "exercise":
+            answer_cell, module = cell["answer_cell"], cell["module"]
+            checks.append(exercise(grade_id, answer_cell, module, points, sandbox))
+    return checks

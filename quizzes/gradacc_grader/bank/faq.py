@@ -1,0 +1,546 @@
+"""The final: the guide's FAQ, one question per item, the loop exercise and a written answer.
+
+Each item opens with the guide's own FAQ question (in Yoruba for items 1, 2 and 4 of the Yoruba
+edition, in English for items 3 and 5, as the guide asks them), then asks something to work
+out about it. 10 points: five choices, the loop exercise (3) and the written answer (2).
+"""
+
+from __future__ import annotations
+
+from .core import Assignment, Choice, Drawn, Exercise, MultipleChoice, Written, pick
+
+# The guide's FAQ questions, verbatim (../shared/seed/guide-yoruba.txt); English for 1, 2 and 4
+# of the English edition is ours.
+GUIDE = {
+    1: {"yo": "Kini ikojọpọ Gradient?", "en": "What is gradient accumulation?"},
+    2: {
+        "yo": "Kini ikojọpọ gradient nipataki jẹ ki o ṣe?",
+        "en": "What does gradient accumulation mainly let you do?",
+    },
+    3: {
+        "yo": "With an accumulation factor N, when should optimizer.step() and zero_grad() occur?",
+        "en": "With an accumulation factor N, when should optimizer.step() and zero_grad() occur?",
+    },
+    4: {
+        "yo": "Eyi ti normalization Layer orisii diẹ mọ pẹlu gradient ikojọpọ?",
+        "en": "Which normalization layer pairs more cleanly with gradient accumulation?",
+    },
+    5: {
+        "yo": "Why may four micro-batches with BatchNorm behave differently from one physical "
+        "batch of the same total size?",
+        "en": "Why may four micro-batches with BatchNorm behave differently from one physical "
+        "batch of the same total size?",
+    },
+}
+
+
+def _faq(k: int, lang: str, question: str) -> str:
+    return f"**FAQ {k}: {GUIDE[k][lang]}**\n\n{question}"
+
+
+def _numbers(values) -> str:
+    return ", ".join(str(v) for v in values)
+
+
+T1 = {
+    "en": {
+        "q": "`w.grad` is 0. The backward passes of {n} micro-batch losses (already scaled) give "
+        "a weight `w` the gradients {g}, in this order, with no `zero_grad()` in between. What "
+        "does `w.grad` hold after them?",
+        "right": "backward() adds each micro-batch's gradient to what .grad holds: after the "
+        "window it holds their sum, the gradient of the whole batch's loss.",
+        "last": "backward() does not replace .grad, it adds to it: the earlier micro-batches' "
+        "gradients are still there.",
+        "mean": "backward() does not average, it adds. The mean comes from dividing each loss "
+        "before backward, which was done already here.",
+        "zero": "backward() neither updates the weights nor clears .grad; optimizer.step() "
+        "updates and zero_grad() clears.",
+    },
+    "yo": {
+        "q": "`w.grad` jẹ́ 0. Àwọn backward ti ìpàdánù (loss) micro-batches {n} (tí a ti ṣe "
+        "ìwọ̀n wọn tẹ́lẹ̀) fún ìwọ̀n `w` ní gradients {g}, ní títẹ̀léra, láìsí `zero_grad()` "
+        "láàrin wọn. Kí ni `w.grad` ní lẹ́yìn wọn?",
+        "right": "backward() máa ń fi gradient micro-batch kọ̀ọ̀kan kún ohun tó wà nínú .grad: "
+        "lẹ́yìn fèrèsé, àpapọ̀ wọn ló wà níbẹ̀, gradient ti ìpàdánù gbogbo ipele.",
+        "last": "backward() kò rọ́pò .grad, ó ń fi kún un: gradients ti àwọn micro-batches "
+        "àkọ́kọ́ ṣì wà níbẹ̀.",
+        "mean": "backward() kò ṣe àròpín, ó ń kó wọn pọ̀. Àròpín wá láti pípín ìpàdánù kọ̀ọ̀kan "
+        "ṣáájú backward, èyí tí a ti ṣe níbí.",
+        "zero": "backward() kò yí àwọn ìwọ̀n padà, kò sì pa .grad rẹ́; optimizer.step() ló ń "
+        "ṣe ìmúdójúìwọ̀n, zero_grad() ló ń pa á rẹ́.",
+    },
+}
+
+
+def draw_sum(rng, lang="en") -> Drawn:
+    """FAQ 1: what .grad holds after N backward passes."""
+    while True:
+        count = pick(rng, (3, 4, 5))
+        grads = [round(rng.uniform(-3, 3), 1) for _ in range(count)]
+        total, mean = round(sum(grads), 2), round(sum(grads) / count, 2)
+        texts = {f"{total:.2f}", f"{grads[-1]:.2f}", f"{mean:.2f}", "0.00"}
+        if len(texts) == 4 and 0 not in grads:
+            break
+    t = T1[lang]
+    return Drawn(
+        _faq(1, lang, t["q"].format(n=count, g=_numbers(grads))),
+        Choice(f"{total:.2f}", t["right"]),
+        (
+            Choice(f"{grads[-1]:.2f}", t["last"]),
+            Choice(f"{mean:.2f}", t["mean"]),
+            Choice("0.00", t["zero"]),
+        ),
+    )
+
+
+T2 = {
+    "en": {
+        "q": "The weights, their gradients and the optimizer's state need **{floor} MiB**; "
+        "activations take "
+        "**{a} MiB per sample**; the effective batch is **{batch}** samples and the memory "
+        "budget **{budget} MiB**. With lesson 4's analytic model (floor + micro-batch × "
+        "activations per sample), what is the smallest `accumulation_steps` among 1, 2, 4, 8, "
+        "16, 32 and 64 that fits?",
+        "right": "With N = {n}, a micro-batch of {micro} samples peaks at {peak:g} MiB, within "
+        "the budget; with N = {half} it would peak at {over:g} MiB.",
+        "half": "With N = {half}, a micro-batch of {micro2} samples peaks at {over:g} MiB, "
+        "above the budget of {budget} MiB.",
+        "double": "N = {double} fits too, but with more, smaller micro-batches than needed: "
+        "each one costs time.",
+        "floor": "That fits the activations alone into the budget; the floor of weights, "
+        "gradients and optimizer state comes on top.",
+    },
+    "yo": {
+        "q": "Àwọn ayeraye, gradients àti ipò optimizer gba **{floor} MiB**; àwọn activations gba "
+        "**{a} MiB fún àpẹẹrẹ kọ̀ọ̀kan**; ipele tó munadoko jẹ́ àpẹẹrẹ **{batch}**, ìsúná iranti "
+        "sì jẹ́ **{budget} MiB**. Pẹ̀lú àwòṣe ìṣirò ẹ̀kọ́ 4 (ilẹ̀ + micro-batch × activations "
+        "fún àpẹẹrẹ kọ̀ọ̀kan), `accumulation_steps` tó kéré jù wo nínú 1, 2, 4, 8, 16, 32 àti 64 "
+        "ló baamu?",
+        "right": "Pẹ̀lú N = {n}, micro-batch ti àpẹẹrẹ {micro} dé tente {peak:g} MiB, nínú ìsúná; "
+        "pẹ̀lú N = {half} yóò dé {over:g} MiB.",
+        "half": "Pẹ̀lú N = {half}, micro-batch ti àpẹẹrẹ {micro2} dé tente {over:g} MiB, ó ju "
+        "ìsúná {budget} MiB lọ.",
+        "double": "N = {double} náà baamu, ṣùgbọ́n pẹ̀lú micro-batches tó pọ̀ jù, tó kéré jù: "
+        "ọ̀kọ̀ọ̀kan ń gba àkókò.",
+        "floor": "Ìyẹn fi activations nìkan sínú ìsúná; ilẹ̀ àwọn ìwọ̀n, gradients àti ipò "
+        "optimizer wà lórí rẹ̀.",
+    },
+}
+
+
+def draw_fit(rng, lang="en") -> Drawn:
+    """FAQ 2: the smallest N whose window fits a memory budget."""
+    while True:
+        floor, a = pick(rng, range(400, 1600, 100)), pick(rng, (1.0, 1.5, 2.0, 3.0, 4.0))
+        batch, n = pick(rng, (256, 512)), pick(rng, (4, 8, 16))
+
+        def peak(steps, floor=floor, batch=batch, a=a):
+            return floor + batch // steps * a
+
+        budget = int(pick(rng, range(int(peak(n)) + 1, int(peak(n // 2)))))
+        alone = next(s for s in (1, 2, 4, 8, 16, 32, 64) if batch // s * a <= budget)
+        wrong_floor = alone if alone not in (n, n // 2, n * 2) else n * 4
+        if len({n, n // 2, n * 2, wrong_floor}) == 4:
+            break
+    t = T2[lang]
+    values = {
+        "n": n,
+        "micro": batch // n,
+        "peak": peak(n),
+        "half": n // 2,
+        "over": peak(n // 2),
+        "micro2": batch // (n // 2),
+        "budget": budget,
+        "double": n * 2,
+    }
+    return Drawn(
+        _faq(2, lang, t["q"].format(floor=floor, a=a, batch=batch, budget=budget)),
+        Choice(str(n), t["right"].format(**values)),
+        (
+            Choice(str(n // 2), t["half"].format(**values)),
+            Choice(str(n * 2), t["double"].format(**values)),
+            Choice(str(wrong_floor), t["floor"]),
+        ),
+    )
+
+
+T3 = {
+    "en": {
+        "q": "Take `accumulation_steps = {n}` and **{m}** micro-batches (so the last window is "
+        "shorter). How many times does a correct loop call `optimizer.step()`, and how many "
+        "times `optimizer.zero_grad()`?",
+        "answer": "{steps} steps, {clears} clears",
+        "right": "One step per window of N, after its last micro-batch, the shorter last "
+        "window included; a clear right after each step, and one before the first micro-batch.",
+        "nolast": "That drops the last, shorter window: its gradients are computed and then "
+        "thrown away (or leak into the next epoch).",
+        "nofirst": "That leaves out the clear before the first micro-batch: leftover gradients "
+        "from earlier work would join the first step.",
+        "every": "A step after every micro-batch is training with small batches: the window's "
+        "gradients never add up.",
+        "inside": "Clearing after every micro-batch throws away the gradients the window is "
+        "adding up: only the last micro-batch would count.",
+    },
+    "yo": {
+        "q": "Jẹ́ kí `accumulation_steps = {n}` pẹ̀lú micro-batches **{m}** (nítorí náà fèrèsé "
+        "tó kẹ́yìn kúrú). Ìgbà mélòó ni lupu tó tọ̀nà ń pe `optimizer.step()`, ìgbà mélòó ló sì "
+        "ń pe `optimizer.zero_grad()`?",
+        "answer": "igbesẹ {steps}, ìparẹ́ {clears}",
+        "right": "Igbesẹ kan fún fèrèsé N kọ̀ọ̀kan, lẹ́yìn micro-batch tó kẹ́yìn rẹ̀, pẹ̀lú fèrèsé "
+        "kúkúrú tó kẹ́yìn; ìparẹ́ kan lẹ́yìn igbesẹ kọ̀ọ̀kan, àti ọ̀kan ṣáájú micro-batch àkọ́kọ́.",
+        "nolast": "Ìyẹn fi fèrèsé kúkúrú tó kẹ́yìn sílẹ̀: a ṣírò gradients rẹ̀ lásán.",
+        "nofirst": "Ìyẹn fi ìparẹ́ ṣáájú micro-batch àkọ́kọ́ sílẹ̀: gradients tó kù láti iṣẹ́ "
+        "àtijọ́ yóò wọ igbesẹ àkọ́kọ́.",
+        "every": "Igbesẹ lẹ́yìn micro-batch kọ̀ọ̀kan jẹ́ ìkẹ́kọ̀ọ́ pẹ̀lú ipele kékeré: gradients "
+        "fèrèsé kò kó jọ rárá.",
+        "inside": "Pípa gradients rẹ́ lẹ́yìn micro-batch kọ̀ọ̀kan ń sọ àwọn gradients tí fèrèsé "
+        "ń kó jọ nù: micro-batch tó kẹ́yìn nìkan ni yóò kà.",
+    },
+}
+
+
+def draw_step_times(rng, lang="en") -> Drawn:
+    """FAQ 3: how often a correct loop steps and clears."""
+    n = pick(rng, (3, 4, 5))
+    m = pick(rng, [c for c in range(2 * n + 1, 4 * n) if c % n])
+    windows = -(-m // n)
+    t = T3[lang]
+
+    def counts(steps: int, clears: int, why: str) -> Choice:
+        return Choice(t["answer"].format(steps=steps, clears=clears), t[why])
+
+    return Drawn(
+        _faq(3, lang, t["q"].format(n=n, m=m)),
+        counts(windows, windows + 1, "right"),
+        (
+            counts(windows - 1, windows, "nolast"),
+            counts(windows, windows, "nofirst"),
+            counts(m, m + 1, "every"),
+            counts(windows, m + 1, "inside"),
+        ),
+    )
+
+
+PER_SAMPLE = {"`nn.GroupNorm(4, 32)`": "group", "`nn.LayerNorm(32, eps=1e-6)`": "layer"}
+BATCH_NORMS = (
+    "`nn.BatchNorm1d(32)`",
+    "`nn.BatchNorm1d(32, momentum=0.01)`",
+    "`nn.BatchNorm1d(32, affine=False)`",
+    "`nn.SyncBatchNorm(32)`",
+)
+T4 = {
+    "en": {
+        "q": "Which of these layers, in a network trained in `train()` mode with 4 accumulated "
+        "micro-batches per step, keeps the gradients equal to those of one batch of all their "
+        "samples?",
+        "group": "GroupNorm computes its statistics inside each sample, over groups of "
+        "channels: how the batch is split cannot change them.",
+        "layer": "LayerNorm computes its statistics inside each sample: how the batch is split "
+        "cannot change them.",
+        "`nn.BatchNorm1d(32)`": "In train mode BatchNorm normalises each micro-batch with that "
+        "micro-batch's mean and variance, not the whole batch's.",
+        "`nn.BatchNorm1d(32, momentum=0.01)`": "The momentum only affects the running "
+        "statistics; in train mode each micro-batch is still normalised with its own.",
+        "`nn.BatchNorm1d(32, affine=False)`": "Without its scale and shift it still normalises "
+        "each micro-batch with that micro-batch's own mean and variance.",
+        "`nn.SyncBatchNorm(32)`": "SyncBatchNorm shares statistics across processes, not "
+        "across the micro-batches of one process, which are normalised one by one.",
+    },
+    "yo": {
+        "q": "Èwo nínú àwọn Layer wọ̀nyí, nínú nẹ́tíwọ̀ọ̀kì tí a kọ́ ní ipò `train()` pẹ̀lú "
+        "micro-batches 4 tí a kó jọ fún igbesẹ kọ̀ọ̀kan, ló ń jẹ́ kí gradients dọ́gba pẹ̀lú ti "
+        "ipele kan ti gbogbo àwọn àpẹẹrẹ wọn?",
+        "group": "GroupNorm (ẹgbẹ iwuwasi) ń ṣe ìṣirò àwọn statistiki rẹ̀ nínú àpẹẹrẹ kọ̀ọ̀kan: "
+        "bí a ṣe pín ipele kò lè yí wọn padà.",
+        "layer": "LayerNorm (Layer iwuwasi) ń ṣe ìṣirò àwọn statistiki rẹ̀ nínú àpẹẹrẹ "
+        "kọ̀ọ̀kan: bí a ṣe pín ipele kò lè yí wọn padà.",
+        "`nn.BatchNorm1d(32)`": "Ní ipò train, BatchNorm ń lo àròpín àti variance ti micro-batch "
+        "kọ̀ọ̀kan, kì í ṣe ti gbogbo ipele.",
+        "`nn.BatchNorm1d(32, momentum=0.01)`": "Momentum kan àwọn statistiki tó ń ṣiṣẹ́ nìkan; "
+        "ní ipò train micro-batch kọ̀ọ̀kan ṣì ń lo tirẹ̀.",
+        "`nn.BatchNorm1d(32, affine=False)`": "Láìsí ìwọ̀n àti ìyípadà rẹ̀, ó ṣì ń lo àròpín "
+        "àti variance ti micro-batch kọ̀ọ̀kan.",
+        "`nn.SyncBatchNorm(32)`": "SyncBatchNorm ń pín statistiki láàrin àwọn ìlànà (processes), "
+        "kì í ṣe láàrin àwọn micro-batches ti ìlànà kan.",
+    },
+}
+
+
+def draw_norm(rng, lang="en") -> Drawn:
+    """FAQ 4: the layer that keeps accumulation exact."""
+    layer = pick(rng, PER_SAMPLE)
+    t = T4[lang]
+    return Drawn(
+        _faq(4, lang, t["q"]),
+        Choice(layer, t[PER_SAMPLE[layer]]),
+        tuple(Choice(w, t[w]) for w in BATCH_NORMS),
+    )
+
+
+T5 = {
+    "en": {
+        "q": "A `BatchNorm1d` layer in `train()` mode gets 4 micro-batches of 8 samples. For "
+        "one of its features, the micro-batches' means are {means}; its running mean is "
+        "{running}. Which mean does the layer subtract from that feature for the samples of "
+        "micro-batch **{k}**?",
+        "right": "In train mode each micro-batch is normalised with its own mean: the forward "
+        "pass depends on which samples share it, so it is not the full batch's.",
+        "batch": "That is the mean of all 32 samples, which one physical batch would subtract. "
+        "That they differ is why accumulation cannot match it.",
+        "running": "The running mean is used in eval mode; in train mode BatchNorm uses the "
+        "statistics of the batch it sees, here the micro-batch.",
+        "other": "That is another micro-batch's mean: each micro-batch is normalised with its "
+        "own statistics only.",
+    },
+    "yo": {
+        "q": "Layer `BatchNorm1d` kan ní ipò `train()` gba micro-batches 4 ti àpẹẹrẹ 8. Fún "
+        "ẹ̀yà kan rẹ̀, àròpín àwọn micro-batches jẹ́ {means}; àròpín tó ń ṣiṣẹ́ (running mean) "
+        "rẹ̀ jẹ́ {running}. Àròpín wo ni Layer náà yọ kúrò nínú ẹ̀yà yẹn fún àwọn àpẹẹrẹ "
+        "micro-batch **{k}**?",
+        "right": "Ní ipò train, a máa ń ṣe iwuwasi micro-batch kọ̀ọ̀kan pẹ̀lú àròpín tirẹ̀: "
+        "forward dá lórí àwọn àpẹẹrẹ tó wà papọ̀, nítorí náà kì í ṣe ti gbogbo ipele.",
+        "batch": "Ìyẹn ni àròpín gbogbo àpẹẹrẹ 32, èyí tí ipele kan ṣoṣo yóò yọ kúrò. Ìyàtọ̀ "
+        "wọn ni ìdí tí ikojọpọ kò fi lè bá a mu.",
+        "running": "Àròpín tó ń ṣiṣẹ́ jẹ́ ti ipò eval; ní ipò train BatchNorm ń lo statistiki "
+        "ipele tó rí, níbí micro-batch náà.",
+        "other": "Ìyẹn ni àròpín micro-batch mìíràn: a ń ṣe iwuwasi micro-batch kọ̀ọ̀kan pẹ̀lú "
+        "statistiki tirẹ̀ nìkan.",
+    },
+}
+
+
+def draw_subtracted_mean(rng, lang="en") -> Drawn:
+    """FAQ 5: the mean BatchNorm subtracts in a micro-batch."""
+    while True:
+        means = [round(rng.uniform(-1.5, 2.5), 2) for _ in range(4)]
+        running = round(rng.uniform(-0.5, 0.5), 2)
+        k = rng.randrange(4)
+        other = (k + 1 + rng.randrange(3)) % 4
+        batch = round(sum(means) / 4, 2)
+        texts = {f"{means[k]:.2f}", f"{batch:.2f}", f"{running:.2f}", f"{means[other]:.2f}"}
+        if len(texts) == 4:
+            break
+    t = T5[lang]
+    return Drawn(
+        _faq(
+            5,
+            lang,
+            t["q"].format(
+                means=_numbers(f"{m:.2f}" for m in means), running=f"{running:.2f}", k=k + 1
+            ),
+        ),
+        Choice(f"{means[k]:.2f}", t["right"]),
+        (
+            Choice(f"{batch:.2f}", t["batch"]),
+            Choice(f"{running:.2f}", t["running"]),
+            Choice(f"{means[other]:.2f}", t["other"]),
+        ),
+    )
+
+
+LOOP_PROMPT = {
+    "en": """\
+### FAQ 3 in code: write the accumulation loop ({points})
+
+Complete `train_with_accumulation(model, optimizer, loss_fn, micro_batches, accumulation_steps)`:
+
+- `micro_batches` is a list of `(inputs, targets)` pairs, all micro-batches of the same size;
+  `loss_fn(outputs, targets)` returns the mean loss over a micro-batch;
+- clear the gradients before the first micro-batch: the model may hold leftover gradients;
+- run the model on one micro-batch at a time (that is the point: memory holds one micro-batch);
+- after each window of `accumulation_steps` micro-batches call `optimizer.step()`, then
+  `optimizer.zero_grad()`;
+- when the micro-batches run out in the middle of a window, step on that shorter last window
+  too, weighted as a batch of its own samples; the function returns nothing.
+
+Each window must make the same update as one batch holding all of its samples. Run the quick
+check below your function: it catches the common bugs. The hidden test then trains models case
+by case (whole windows, a shorter last window, leftover gradients), part of the points for each.""",
+    "yo": """\
+### FAQ 3 ní kóòdù: kọ lupu ikojọpọ ({points})
+
+Parí `train_with_accumulation(model, optimizer, loss_fn, micro_batches, accumulation_steps)`:
+
+- `micro_batches` jẹ́ àtòjọ àwọn méjì `(inputs, targets)`, gbogbo micro-batches ní ìwọ̀n kan
+  náà; `loss_fn(outputs, targets)` ń dá àròpín ìpàdánù micro-batch kan padà;
+- pa gradients rẹ́ ṣáájú micro-batch àkọ́kọ́: àwòṣe náà lè ní gradients tó kù;
+- ṣiṣẹ́ àwòṣe náà lórí micro-batch kan ní ẹ̀ẹ̀kan (ìyẹn ni kókó: iranti ní micro-batch kan);
+- lẹ́yìn fèrèsé kọ̀ọ̀kan ti micro-batches `accumulation_steps`, pe `optimizer.step()`, lẹ́yìn
+  náà `optimizer.zero_grad()`;
+- tí micro-batches bá tán láàrin fèrèsé kan, ṣe igbesẹ lórí fèrèsé kúkúrú tó kẹ́yìn náà, tí a
+  wọ̀n bí ipele ti àwọn àpẹẹrẹ tirẹ̀; iṣẹ́ náà kò dá nǹkan padà.
+
+Fèrèsé kọ̀ọ̀kan gbọ́dọ̀ ṣe ìmúdójúìwọ̀n kan náà bí ipele kan tó ní gbogbo àwọn àpẹẹrẹ rẹ̀. Ṣe
+àyẹ̀wò kíákíá nísàlẹ̀ iṣẹ́ rẹ: ó ń rí àwọn àṣìṣe tó wọ́pọ̀. Ìdánwò tó farapamọ́ yóò kọ́ àwọn àwòṣe
+ní ọ̀kọ̀ọ̀kan (fèrèsé kíkún, fèrèsé kúkúrú tó kẹ́yìn, gradients tó kù), apá kan máàkì fún ọ̀kọ̀ọ̀kan.""",
+}
+
+LOOP_STARTER = '''\
+def train_with_accumulation(model, optimizer, loss_fn, micro_batches, accumulation_steps):
+    """Train on micro_batches, one optimizer step per window of accumulation_steps."""'''
+
+LOOP_SOLUTION = """\
+    optimizer.zero_grad()  # leftover gradients would leak into the first step
+    for start in range(0, len(micro_batches), accumulation_steps):
+        window = micro_batches[start : start + accumulation_steps]
+        for inputs, targets in window:
+            loss = loss_fn(model(inputs), targets)
+            # .grad adds up the window's gradients: a SUM. Each loss is a mean over an
+            # equal share of the window, so divide by the window's length to get its mean.
+            (loss / len(window)).backward()
+        optimizer.step()
+        optimizer.zero_grad()"""
+
+LOOP_PARTIAL = LOOP_SOLUTION.replace("(loss / len(window))", "(loss / accumulation_steps)")
+
+LOOP_CHECK = """\
+import torch
+
+_MESSAGES = {messages!r}
+
+
+def _quick_check():
+    g = torch.Generator().manual_seed(0)
+    start = torch.randn(1, 3, generator=g, dtype=torch.float64)
+    batches = [
+        (torch.randn(2, 3, generator=g, dtype=torch.float64),
+         torch.randn(2, 1, generator=g, dtype=torch.float64))
+        for _ in range(4)
+    ]
+
+    def model_and_optimizer(leftover):
+        model = torch.nn.Linear(3, 1, bias=False, dtype=torch.float64)
+        with torch.no_grad():
+            model.weight.copy_(start)
+        model.weight.grad = torch.ones_like(start) if leftover else None
+        return model, torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def by_hand(scale, leftover):  # two windows of two micro-batches, each loss times `scale`
+        model, optimizer = model_and_optimizer(leftover)
+        for window in (batches[:2], batches[2:]):
+            for x, y in window:
+                (torch.nn.functional.mse_loss(model(x), y) * scale).backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        return model.weight.detach()
+
+    model, optimizer = model_and_optimizer(leftover=True)
+    steps = []
+    optimizer.register_step_post_hook(lambda *args: steps.append(1))
+    copies = [(x.clone(), y.clone()) for x, y in batches]
+    train_with_accumulation(model, optimizer, torch.nn.MSELoss(), copies, 2)
+    weight = model.weight.detach()
+    assert len(steps) != 4, _MESSAGES["every"]
+    assert len(steps) == 2, _MESSAGES["count"].format(len(steps))
+    assert model.weight.grad is None or not model.weight.grad.any(), _MESSAGES["after"]
+    assert not torch.allclose(weight, by_hand(1.0, False)), _MESSAGES["divide"]
+    assert not torch.allclose(weight, by_hand(0.5, True)), _MESSAGES["leftover"]
+    assert torch.allclose(weight, by_hand(0.5, False)), _MESSAGES["other"]
+    print(_MESSAGES["passed"])
+
+
+_quick_check()"""
+
+LOOP_MESSAGES = {
+    "en": {
+        "every": "optimizer.step() ran after every micro-batch: step once per window of "
+        "accumulation_steps micro-batches",
+        "count": "optimizer.step() ran {} times for 2 windows of 2 micro-batches: once per window",
+        "after": "gradients were left in .grad after the last step: clear them after each step",
+        "divide": "each window moved the weights twice as far as one batch of its samples: each "
+        "loss is a mean, so the window's gradients add up to N times the mean",
+        "leftover": "the leftover gradient in .grad joined the first step: clear the gradients "
+        "before the first micro-batch",
+        "other": "the weights differ from one full-batch step per window",
+        "passed": "Quick check passed: 2 windows of 2 micro-batches, leftover gradients. The "
+        "hidden test tries other sizes, a shorter last window too.",
+    },
+    "yo": {
+        "every": "optimizer.step() ṣiṣẹ́ lẹ́yìn micro-batch kọ̀ọ̀kan: ṣe igbesẹ lẹ́ẹ̀kan fún fèrèsé "
+        "kọ̀ọ̀kan ti micro-batches accumulation_steps",
+        "count": "optimizer.step() ṣiṣẹ́ ní ìgbà {} fún fèrèsé 2 ti micro-batches 2: lẹ́ẹ̀kan "
+        "fún fèrèsé kọ̀ọ̀kan",
+        "after": "gradients kù nínú .grad lẹ́yìn igbesẹ tó kẹ́yìn: pa wọ́n rẹ́ lẹ́yìn igbesẹ kọ̀ọ̀kan",
+        "divide": "fèrèsé kọ̀ọ̀kan yí àwọn ìwọ̀n padà ní ìlọ́po méjì ti ipele kan: ìpàdánù "
+        "kọ̀ọ̀kan jẹ́ àròpín, nítorí náà gradients fèrèsé kó jọ sí ìlọ́po N ti àròpín",
+        "leftover": "gradient tó kù nínú .grad wọ igbesẹ àkọ́kọ́: pa gradients rẹ́ ṣáájú "
+        "micro-batch àkọ́kọ́",
+        "other": "àwọn ìwọ̀n yàtọ̀ sí igbesẹ ipele kíkún kan fún fèrèsé kọ̀ọ̀kan",
+        "passed": "Àyẹ̀wò kíákíá yege: fèrèsé 2 ti micro-batches 2, gradients tó kù. Ìdánwò tó "
+        "farapamọ́ yóò gbìyànjú àwọn ìwọ̀n mìíràn, fèrèsé kúkúrú tó kẹ́yìn náà.",
+    },
+}
+
+LOOP = Exercise(
+    id="faq3_loop",
+    module="window_loop",
+    goal="the accumulation loop (whole windows, short last window, leftover gradients)",
+    prompt=LOOP_PROMPT,
+    starter=LOOP_STARTER,
+    solution=LOOP_SOLUTION,
+    check={lang: LOOP_CHECK.format(messages=LOOP_MESSAGES[lang]) for lang in LOOP_MESSAGES},
+    partial=LOOP_PARTIAL,
+    partial_fails=("a short last window",),
+)
+
+WRITTEN = Written(
+    id="faq5_written",
+    goal="why BatchNorm breaks accumulation, in words",
+    prompt={
+        "en": "### FAQ 5, in your own words ({points} points, graded by hand)\n\nIn the cell "
+        "below, explain in three to five sentences why four micro-batches through a model with "
+        "BatchNorm give different gradients from one batch of the same total size, even when "
+        "every loss is weighted correctly, and name one way to make accumulation match the full "
+        "batch.",
+        "yo": "### FAQ 5, ní ọ̀rọ̀ ara rẹ ({points} máàkì, olùkọ́ ni yóò máàkì rẹ̀)\n\nNínú "
+        "sẹ́ẹ̀lì nísàlẹ̀, ṣàlàyé ní gbólóhùn mẹ́ta sí márùn-ún ìdí tí micro-batches mẹ́rin nínú "
+        "àwòṣe tó ní BatchNorm fi ń fún ní gradients tó yàtọ̀ sí ti ipele kan ti ìwọ̀n kan náà, "
+        "bí a tilẹ̀ wọ̀n ìpàdánù kọ̀ọ̀kan dáadáa, kí o sì dárúkọ ọ̀nà kan láti jẹ́ kí ikojọpọ bá "
+        "ipele kíkún mu.",
+    },
+    model_answer=(
+        "In training mode BatchNorm normalises each micro-batch with the mean and variance of "
+        "that micro-batch alone, so the forward pass (activations, loss) is not the full batch's, "
+        "and the gradients cannot match whatever the loss weighting. Layers that normalise each "
+        "sample on its own (GroupNorm, LayerNorm), BatchNorm in eval mode (frozen statistics), "
+        "or micro-batches large enough that their statistics are close to the batch's make it "
+        "match (the first two exactly)."
+    ),
+    rubric=(
+        "1 point: BatchNorm's statistics (mean and variance) are computed per micro-batch in "
+        "training mode, so the forward computation itself differs from the full batch (the "
+        "outputs/loss differ, not only the bookkeeping of the gradients).",
+        "1 point: one correct remedy or consequence: per-sample normalisation (GroupNorm, "
+        "LayerNorm), BatchNorm frozen or in eval mode, or larger micro-batches to shrink the "
+        "gap; or that no loss scaling can fix it.",
+        '0 points for: "the loss was not divided by N", "float32 rounding", or "momentum" '
+        "as the cause.",
+        "Mentioning that the running statistics get four momentum updates instead of one is "
+        "correct but not required; it earns no extra point.",
+    ),
+)
+
+FAQ = Assignment(
+    name="gradacc_faq",
+    lesson="final",
+    title={
+        "en": "Final quiz: the gradient accumulation FAQ",
+        "yo": "Ìdánwò ìkẹyìn: àwọn ìbéèrè tí a máa ń béèrè nípa ikojọpọ gradient",
+    },
+    intro={
+        "en": "One question per item of the FAQ, in the FAQ's order, each asking you to work "
+        "something out; a coding exercise on FAQ 3 and a written answer on FAQ 5, graded by hand.",
+        "yo": "Ìbéèrè kan fún ohun kọ̀ọ̀kan nínú FAQ, ní títẹ̀lé FAQ, ọ̀kọ̀ọ̀kan ń béèrè pé kí o "
+        "ṣírò nǹkan; iṣẹ́ kóòdù kan lórí FAQ 3 àti ìdáhùn kíkọ kan lórí FAQ 5, tí olùkọ́ yóò máàkì.",
+    },
+    items=(
+        MultipleChoice("faq1", "compute", "what .grad holds after N backward passes", draw_sum),
+        MultipleChoice("faq2", "compute", "the smallest N that fits a budget", draw_fit),
+        MultipleChoice("faq3", "compute", "when a correct loop steps", draw_step_times),
+        LOOP,
+        MultipleChoice("faq4", "recall", "the layer that keeps accumulation exact", draw_norm),
+        MultipleChoice("faq5", "compute", "the mean BatchNorm subtracts", draw_subtracted_mean),
+        WRITTEN,
+    ),
+    languages=("en", "yo"),
+)

@@ -1,0 +1,142 @@
+"""Cases of lesson 2's exercise: `train_token_weighted`, the token-level loss weighted right.
+
+A plain module (imports only torch): pasted into the hidden test, imported by the sandbox's
+harness and by the grader's re-check. A tiny float64 language model (embedding and linear
+head) trains on padded sequences whose micro-batches hold different numbers of real tokens,
+so the per-micro-batch mean divided by N is always wrong here. The reference concatenates
+each window into one batch: the mean over all its real tokens, one backward, one step.
+"""
+
+import random
+
+import torch
+
+FUNCTION = "train_token_weighted"
+IGNORE_INDEX = -100
+VOCAB, WIDTH, LENGTH, SEQUENCES = 8, 4, 6, 2  # SEQUENCES: sequences per micro-batch
+HINTS = {
+    "en": {
+        "uneven real tokens": "the window's batch averages over all of its real tokens; a "
+        "micro-batch's own mean gives its tokens a weight that depends on how few it has",
+        "a short last window": "the last window may hold fewer micro-batches, and other "
+        "tokens: count them for that window",
+        "leftover gradients": "the model arrives with gradients already in .grad; backward() "
+        "adds to whatever is there",
+    },
+    "yo": {
+        "uneven real tokens": "ipele fèrèsé náà ń ṣe àròpín lórí gbogbo àwọn token gidi rẹ̀; "
+        "àròpín micro-batch kan fún token rẹ̀ ní ìwọ̀n tó dá lórí bí wọ́n ṣe kéré tó",
+        "a short last window": "fèrèsé tó kẹ́yìn lè ní micro-batches díẹ̀, àti token mìíràn: "
+        "ka wọ́n fún fèrèsé yẹn",
+        "leftover gradients": "àwòṣe náà dé pẹ̀lú gradients tó ti wà nínú .grad; backward() "
+        "máa ń fi kún ohun tó bá wà níbẹ̀",
+    },
+}
+
+
+def cases(seed):
+    """[(case name, case)]: uneven tokens, a shorter last window, stale gradients.
+
+    >>> [name for name, _ in cases(0)]  # doctest: +NORMALIZE_WHITESPACE
+    ['uneven real tokens', 'a short last window', 'leftover gradients']
+    """
+    rng = random.Random(seed)
+    steps = rng.randint(2, 3)
+    shapes = [
+        ("uneven real tokens", steps * 2, False),
+        ("a short last window", steps * 2 + rng.randint(1, steps - 1), False),
+        ("leftover gradients", steps * 2, True),
+    ]
+    return [
+        (name, _case(seed * 10 + i, count, steps, stale))
+        for i, (name, count, stale) in enumerate(shapes)
+    ]
+
+
+def _lengths(g, count, steps):
+    # real tokens per sequence; every window gets micro-batches with different token counts
+    while True:
+        lengths = torch.randint(1, LENGTH + 1, (count, SEQUENCES), generator=g)
+        per_batch = lengths.sum(dim=1).tolist()
+        windows = [per_batch[i : i + steps] for i in range(0, count, steps)]
+        if all(len(set(w)) == len(w) for w in windows):
+            return lengths
+
+
+def _case(seed, count, steps, stale):
+    g = torch.Generator().manual_seed(seed)
+    shapes = [(VOCAB, WIDTH), (VOCAB, WIDTH), (VOCAB,)]
+    start = [torch.randn(shape, generator=g, dtype=torch.float64) for shape in shapes]
+    leftover = [torch.randn(shape, generator=g, dtype=torch.float64) for shape in shapes]
+    batches = []
+    for lengths in _lengths(g, count, steps):
+        tokens = torch.randint(1, VOCAB, (SEQUENCES, LENGTH), generator=g)
+        real = torch.arange(LENGTH) < lengths[:, None]
+        tokens = torch.where(real, tokens, torch.zeros_like(tokens))
+        targets = torch.where(real, tokens.roll(-1, dims=1), torch.full_like(tokens, IGNORE_INDEX))
+        batches.append((tokens, targets))
+    return {
+        "start": start,
+        "leftover": leftover if stale else None,
+        "batches": batches,
+        "steps": steps,
+    }
+
+
+class _TinyLanguageModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(VOCAB, WIDTH, dtype=torch.float64)
+        self.head = torch.nn.Linear(WIDTH, VOCAB, dtype=torch.float64)
+
+    def forward(self, tokens):
+        return self.head(torch.tanh(self.embed(tokens)))
+
+
+def _model(case):
+    model = _TinyLanguageModel()
+    with torch.no_grad():
+        for p, value in zip(model.parameters(), case["start"]):
+            p.copy_(value)
+    return model, torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+
+
+def run(function, case):
+    """Train with the student's function; the weights and the largest forward pass."""
+    model, optimizer = _model(case)
+    if case["leftover"] is not None:
+        for p, value in zip(model.parameters(), case["leftover"]):
+            p.grad = value.clone()
+    sizes = []  # sequences per forward pass: one micro-batch at a time is the point
+    model.register_forward_pre_hook(lambda module, args: sizes.append(len(args[0])))
+    batches = [(x.clone(), y.clone()) for x, y in case["batches"]]
+    function(model, optimizer, batches, case["steps"])
+    weights = [p.detach().tolist() for p in model.parameters()]
+    return {"weights": weights, "largest_forward": max(sizes, default=0)}
+
+
+def expected(case):
+    """The reference: each window as one batch, the mean over all its real tokens."""
+    model, optimizer = _model(case)
+    batches, steps = case["batches"], case["steps"]
+    for first in range(0, len(batches), steps):
+        window = batches[first : first + steps]
+        optimizer.zero_grad()
+        tokens = torch.cat([x for x, _ in window])
+        targets = torch.cat([y for _, y in window])
+        logits = model(tokens)
+        torch.nn.functional.cross_entropy(
+            logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE_INDEX
+        ).backward()
+        optimizer.step()
+    return {
+        "weights": [p.detach().tolist() for p in model.parameters()],
+        "largest_forward": SEQUENCES,
+    }
+
+
+def disagrees(outcome, reference):
+    """None if the model saw one micro-batch at a time (scoring compares the weights)."""
+    if outcome.get("largest_forward") != SEQUENCES:
+        return "the model must see one micro-batch at a time"
+    return None

@@ -1,0 +1,71 @@
+"""The nbgrader 0.9 settings of a gradacc course, each with its reason.
+
+A course's `nbgrader_config.py` calls `configure(c)`; lines after the call override any of
+these. The instructor's guide (quizzes/README.md) has the same table in short.
+"""
+
+from __future__ import annotations
+
+GUARDS = "gradacc_grader.guards"
+
+
+def configure(c) -> None:
+    """Apply every gradacc setting to nbgrader's config object `c`."""
+    # The course id: the gradebook, the exchange and formgrader file everything under it.
+    c.CourseDirectory.course_id = "gradacc"
+
+    # Seconds one cell may run when autograding. An honest cell takes well under a second (the
+    # setup cell imports torch: 2-10 s on a loaded laptop). A cell that runs longer is
+    # interrupted and scores 0; the rest of the notebook and of the class is still graded.
+    c.Execute.timeout = 30
+    # Seconds to wait for a cell's output after the kernel said it finished. nbgrader fails the
+    # whole submission when this runs out (default 4 s), which a busy grading machine can reach
+    # with an honest notebook; a kernel that stopped answering still fails after this long.
+    c.Execute.iopub_timeout = 15
+
+    # Any stderr output in a test cell scores it 0. torch and Python warnings are printed on
+    # stderr ("/path/file.py:12: UserWarning: ...") by honest code too, so warnings in that
+    # exact format are removed before grading; any other stderr still counts.
+    c.IgnorePattern.enabled = True
+    c.IgnorePattern.pattern = r"(?m)^\S.*:\d+: \w*Warning: "
+
+    # Put deleted test cells back and run them (a deleted test must not be a way out of it);
+    # RestoreMissingCells also warns only about locked cells a student really edited. The
+    # other sanitizing steps are nbgrader's defaults, in their order.
+    c.OverwriteCells.add_missing_cells = True
+    c.Autograde.sanitize_preprocessors = [
+        "nbgrader.preprocessors.ClearOutput",
+        "nbgrader.preprocessors.DeduplicateIds",
+        "nbgrader.preprocessors.OverwriteKernelspec",
+        f"{GUARDS}.RestoreMissingCells",
+        "nbgrader.preprocessors.CheckCellMetadata",
+    ]
+
+    # Feedback goes to students, so it must not show the hidden tests. nbgrader's defaults show
+    # them twice: in the test cells' source, and in the traceback of a failing test.
+    # HideHiddenTests cuts tracebacks of test cells to their last line (the message: a wrong
+    # choice's explanation, a failed case's hint) and any output quoting a hidden line; it runs
+    # before ClearHiddenTests, which strips the hidden regions from the source.
+    # EscapeStudentMarkdown shows a student's markdown as text (the template renders raw HTML).
+    c.GenerateFeedback.preprocessors = [
+        "nbgrader.preprocessors.GetGrades",
+        "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+        f"{GUARDS}.HideHiddenTests",
+        "nbgrader.preprocessors.ClearHiddenTests",
+        f"{GUARDS}.EscapeStudentMarkdown",
+    ]
+    # HTML and JavaScript that student code displays (outputs) are sanitized in feedback too.
+    c.HTMLExporter.sanitize_html = True
+
+    # `nbgrader export` writes exports/grades_by_question.csv (every grade cell) and
+    # exports/grades_for_lms.csv (totals, in the columns Canvas and Moodle import).
+    c.ExportApp.plugin_class = "gradacc_grader.export.GradesExport"
+
+    # `nbgrader collect` copies what a link in the exchange points to, with your rights: a
+    # student's link to a file only you may read would land in submitted/. This collect copies
+    # a link as a link (a named pipe as a named pipe), and gradacc-grade refuses such a
+    # submission, naming each entry (see GRADING.md).
+    c.ExchangeFactory.collect = "gradacc_grader.submissions.KeepLinksCollect"
+
+    # Files that never go to students nor come back from them: checkpoints and caches.
+    c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", ".DS_Store"]

@@ -1,0 +1,69 @@
+"""Shared fixtures of the instructor's package tests: a course built once per session."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+TEST_SECRET = "5e" * 32  # a fixed secret: the same release every run
+
+
+def run(command: list[str], cwd: Path | None = None, timeout: float = 1800):
+    """Run a console script of the venv (nbgrader, gradacc-build, gradacc-grade) like a user."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run(
+        [str(BIN / command[0]), *command[1:]],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def new_course(folder: Path, secret: str = TEST_SECRET) -> Path:
+    """An empty course folder holding only a known secret (mode 0600)."""
+    folder.mkdir(parents=True)
+    path = folder / "instructor.secret"
+    path.write_text(secret + "\n", encoding="ascii")
+    path.chmod(0o600)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def cli():
+    """run(command, cwd=None, timeout=1800): a console script of the venv, as a user runs it."""
+    return run
+
+
+@pytest.fixture(scope="session")
+def course_with_secret():
+    """new_course(folder, secret=TEST_SECRET): an empty course folder with a known secret."""
+    return new_course
+
+
+@pytest.fixture(scope="session")
+def test_secret() -> str:
+    """The secret of the `built` course."""
+    return TEST_SECRET
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory) -> Path:
+    """A course built by gradacc-build (as `make quizzes` does), with the sample class."""
+    course = new_course(tmp_path_factory.mktemp("built") / "course")
+    done = run(["gradacc-build", "--course", str(course), "--sample-class"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    return course
+
+
+@pytest.fixture
+def course_copy(built, tmp_path) -> Path:
+    """A copy of the built course (gradebook included) that a test may change."""
+    return Path(shutil.copytree(built, tmp_path / "course", symlinks=True))

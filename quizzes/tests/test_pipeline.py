@@ -1,0 +1,166 @@
+"""The sample class through the whole pipeline, as an instructor runs it: gradacc-build,
+gradacc-grade, nbgrader generate_feedback and export.
+
+Honest, partly right, cheating and blank students (gradacc_grader.sample_class) are graded in
+the sandbox; each must end with exactly the points the sample class says they deserve, per
+grade cell, and the feedback must teach without showing anything of the instructor's.
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import json
+import re
+import shutil
+import warnings
+from pathlib import Path
+
+import nbformat
+import pytest
+from gradacc_grader.bank import ASSIGNMENTS
+from gradacc_grader.guards import hidden_lines, without_hidden_tests
+from gradacc_grader.sample_class import EXPECTED_FILE
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
+NAMES = [a.name for a in ASSIGNMENTS]
+# Every assignment for the honest and the partly right students; the cheater and the blank
+# notebook on the final and lesson 2 (their tricks are the same in every assignment).
+CLASS = {name: ["sample-honest", "sample-partly"] for name in NAMES}
+for name in ("gradacc_faq", "lesson2_loss_scaling"):
+    CLASS[name] += ["sample-cheater", "sample-blank"]
+
+
+@pytest.fixture(scope="module")
+def graded(built, tmp_path_factory, cli) -> dict:
+    """The sample class graded with gradacc-grade, then feedback and export."""
+    course = Path(shutil.copytree(built, tmp_path_factory.mktemp("class") / "course"))
+    for folder in (course / "submitted").iterdir():
+        for assignment in list(folder.iterdir()):
+            if folder.name not in CLASS[assignment.name]:
+                shutil.rmtree(assignment)
+    logs = {}
+    for name in NAMES:
+        done = cli(["gradacc-grade", "--course", str(course), name], timeout=1800)
+        assert done.returncode == 0, done.stdout + done.stderr
+        logs[name] = done.stdout + done.stderr
+    feedback = {name: cli(["nbgrader", "generate_feedback", name], cwd=course) for name in NAMES}
+    export = cli(["nbgrader", "export"], cwd=course)
+    return {"course": course, "logs": logs, "feedback": feedback, "export": export}
+
+
+def _scores(course: Path) -> dict:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    found = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SQLAlchemy's SAWarnings on nbgrader's queries
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+            for name, students in CLASS.items():
+                for student in students:
+                    try:
+                        notebook = gradebook.find_submission_notebook(name, name, student)
+                    except MissingEntry:
+                        continue
+                    for grade in notebook.grades:
+                        found[student, name, grade.name] = (grade.score, grade.needs_manual_grade)
+    return found
+
+
+def _expected(course: Path) -> dict:
+    with (course / EXPECTED_FILE).open(encoding="utf-8") as file:
+        return {
+            (r["student"], r["assignment"], r["grade_id"]): float(r["expected_points"])
+            for r in csv.DictReader(file)
+            if r["student"] in CLASS[r["assignment"]]
+        }
+
+
+def test_everyone_gets_exactly_the_points_they_deserve(graded):
+    scores, expected = _scores(graded["course"]), _expected(graded["course"])
+    assert expected
+    wrong = {
+        key: (scores.get(key), points)
+        for key, points in expected.items()
+        if scores.get(key, (None,))[0] != points
+    }
+    assert not wrong, wrong
+
+
+def test_written_answers_wait_for_the_instructor(graded):
+    scores = _scores(graded["course"])
+    for student in ("sample-honest", "sample-partly"):
+        assert scores[student, "gradacc_faq", "faq5_written"] == (0, True)
+
+
+def _page(graded, student: str, name: str) -> str:
+    path = graded["course"] / "feedback" / student / name / f"{name}.html"
+    return html.unescape(re.sub(r"<[^>]+>", "", path.read_text(encoding="utf-8")))
+
+
+def test_feedback_explains_each_wrong_choice_and_each_failed_case(graded):
+    course = graded["course"]
+    for name in NAMES:
+        assert graded["feedback"][name].returncode == 0, graded["feedback"][name].stderr
+        key = json.loads((course / "keys" / f"{name}.json").read_text())
+        source = nbformat.read(course / "source" / name / f"{name}.ipynb", as_version=4)
+        page = _page(graded, "sample-partly", name)
+        submitted = nbformat.read(
+            course / "submitted" / "sample-partly" / name / f"{name}.ipynb", as_version=4
+        )
+        answers = dict(
+            re.findall(r'(answer_\w+) = "([A-D])"', "\n".join(c.source for c in submitted.cells))
+        )
+        for cell in key["cells"]:
+            if cell["kind"] == "choice" and answers[cell["variable"]] != cell["letter"]:
+                test = next(
+                    c
+                    for c in source.cells
+                    if c.metadata.get("nbgrader", {}).get("grade_id") == cell["grade_id"]
+                )
+                why = re.search(rf"'{answers[cell['variable']]}': (['\"])(.*?)\1,", test.source)
+                assert why and why.group(2).replace("\\'", "'") in page, (name, cell["grade_id"])
+        if any(cell["kind"] == "exercise" for cell in key["cells"]):
+            assert "\u2713" in page and "\u2717" in page and "Hint:" in page, name
+
+
+@pytest.mark.parametrize("student", ["sample-honest", "sample-partly", "sample-cheater"])
+def test_feedback_shows_nothing_of_the_instructors(graded, student, test_secret):
+    course = graded["course"]
+    for name in NAMES:
+        if student not in CLASS[name]:
+            continue
+        page = _page(graded, student, name)
+        source = nbformat.read(course / "source" / name / f"{name}.ipynb", as_version=4)
+        hidden = set().union(*(hidden_lines(c.source) for c in source.cells))
+        # what the student saw anyway: the release's cells and their own submission
+        submitted = course / "submitted" / student / name / f"{name}.ipynb"
+        shown = "\n".join(
+            [without_hidden_tests(c.source) for c in source.cells]
+            + [c.source for c in nbformat.read(submitted, as_version=4).cells]
+        )
+        for line in (line for line in hidden if line not in shown):
+            assert line not in page, f"hidden line in {student}'s feedback of {name}: {line}"
+        for secret in ("Rubric", "Model answer", test_secret, "_gradacc_why"):
+            assert secret not in page
+
+
+def test_untouched_test_cells_log_no_checksum_warning(graded):
+    for name, log in graded["logs"].items():
+        assert "has changed" not in log, name
+
+
+def test_the_export_has_every_question_and_an_lms_sheet(graded):
+    course = graded["course"]
+    assert graded["export"].returncode == 0, graded["export"].stderr
+    with (course / "exports" / "grades_by_question.csv").open(encoding="utf-8") as file:
+        rows = list(csv.DictReader(file))
+    expected = _expected(course)
+    assert {(r["student_id"], r["assignment"], r["grade_id"]) for r in rows} >= set(expected)
+    with (course / "exports" / "grades_for_lms.csv").open(encoding="utf-8") as file:
+        sheet = list(csv.reader(file))
+    assert sheet[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+    assert len(sheet[0]) == 5 + len(ASSIGNMENTS)
+    honest = next(row for row in sheet if row[3] == "sample-honest")
+    final = sheet[0].index(next(h for h in sheet[0] if h.startswith("gradacc_faq")))
+    assert float(honest[final]) == 8.0  # the written answer's 2 points wait for the instructor
