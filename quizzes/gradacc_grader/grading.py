@@ -233,8 +233,10 @@ def _finish(process, assignment: str, folder: Path, timeout: float) -> None:
         return
     if hung:
         status = f"failed: took more than {timeout:.0f} s"
-    else:
-        status = f"failed: the grading process ended with exit code {process.exitcode}"
+    else:  # a bug of the grader's: its traceback ends the student's log
+        log = folder / "grading.log"
+        last = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
+        status = f"failed: grading ended with exit code {process.exitcode}: {last}"
     save(folder, _record(folder, assignment, folder.name, status, []))
 
 

@@ -52,8 +52,8 @@ def copy_regular_files(source: Path, dest: Path, notebooks_only: bool = False) -
     """
     try:
         entries = list(_walk(_open_folder(source, None), ""))
-    except OSError as error:  # the folder itself: missing, a link, ...
-        return [f"the submission {source.name} is {_kind_of(error)}"]
+    except OSError as error:  # the folder itself: missing, a link, a pipe, ...
+        return [f"the submission {source.name} is {_kind_of(source, error)}"]
     problems = [f"{path} is {kind}" for path, kind, _ in entries if kind not in ("file", "folder")]
     if not problems:
         dest.mkdir(parents=True)
@@ -96,7 +96,7 @@ def _walk(folder_fd: int, prefix: str) -> Iterator[tuple[str, str, int | None]]:
             try:
                 fd = os.open(name, _OPEN, dir_fd=folder_fd)
             except OSError as error:  # ELOOP: it became a link after the stat
-                yield path, _kind_of(error), None
+                yield path, _unreadable(error), None
                 continue
             mode = os.fstat(fd).st_mode
             if stat.S_ISDIR(mode):
@@ -111,13 +111,16 @@ def _walk(folder_fd: int, prefix: str) -> Iterator[tuple[str, str, int | None]]:
         os.close(folder_fd)
 
 
-def _kind_of(error: OSError) -> str:
-    """What an entry is, told by the error of opening it without following links."""
-    if error.errno == errno.ELOOP or (
-        error.errno == errno.ENOTDIR and Path(error.filename).is_symlink()
-    ):
-        return "a symbolic link"
-    return f"not readable ({error.strerror})"
+def _kind_of(path: Path, error: OSError) -> str:
+    """What a submission folder that could not be opened as one is."""
+    try:
+        return _KINDS.get(stat.S_IFMT(path.lstat().st_mode), _unreadable(error))
+    except OSError:
+        return _unreadable(error)
+
+
+def _unreadable(error: OSError) -> str:
+    return "a symbolic link" if error.errno == errno.ELOOP else f"not readable ({error.strerror})"
 
 
 def _write(fd: int, dest: Path) -> None:
@@ -131,8 +134,8 @@ def copy_as_is(source: Path, dest: Path, ignore=None) -> None:
 
     `ignore(folder, names) -> names to skip`, as for shutil.copytree.
     """
-    if source.is_symlink():
-        os.symlink(os.readlink(source), dest)
+    if source.is_symlink() or not source.is_dir():  # the whole submission: the grader refuses it
+        _recreate(source, dest)
         return
     dest.mkdir(parents=True)
     skipped: set[str] = set()
@@ -151,11 +154,14 @@ def copy_as_is(source: Path, dest: Path, ignore=None) -> None:
 
 
 def _recreate(source: Path, dest: Path) -> None:
+    """An entry of the same kind with nothing in it: a link, a named pipe, a socket, a file."""
     mode = source.lstat().st_mode
     if stat.S_ISLNK(mode):
         os.symlink(os.readlink(source), dest)
     elif stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
         os.mknod(dest, stat.S_IFMT(mode) | 0o600)
+    elif stat.S_ISREG(mode):
+        dest.touch()  # a file where a folder was expected
     # a device: left out (students cannot make one)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -173,3 +174,23 @@ def test_the_harness_runs_under_the_jails_limits(course):
     probe = "import json, resource as r\nraise SystemExit(json.dumps(r.getrlimit(r.RLIMIT_NPROC)))"
     sandbox = Sandbox(hidden=(course,), limits=Limits(processes=33))
     assert _reported(run_exercise(probe, "window_loop", 1, sandbox)) == [33, 33]
+
+
+def test_both_sandboxes_hold_for_an_instructor_who_is_not_root(course):
+    """The other path of the code (bwrap --unshare-user --disable-userns, no `nobody`).
+
+    Run as root, the test plays a plain user (uid 1000) in a user namespace of its own.
+    """
+    probe = (
+        "import json; from pathlib import Path; from gradacc_grader.sandbox import Sandbox, "
+        f"self_test; print(json.dumps(self_test(Sandbox(hidden=(Path({str(course)!r}),)))))"
+    )
+    command = [sys.executable, "-c", probe]
+    if os.geteuid() == 0:
+        command = ["unshare", "--user", "--map-user=1000", "--map-group=1000", "--", *command]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout)
+    user = 1000 if os.geteuid() == 0 else os.getuid()
+    assert [probe["uid"] for probe in found.values()] == [user, user], found
+    assert all(not p["userns"] and p["sees"] == [] for p in found.values()), found

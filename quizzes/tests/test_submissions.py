@@ -100,3 +100,15 @@ def test_collect_keeps_a_submission_that_is_itself_a_link_a_link(tmp_path, kind)
     (tmp_path / "inbound").symlink_to(target)
     copy_as_is(tmp_path / "inbound", tmp_path / "submitted")
     assert os.readlink(tmp_path / "submitted") == str(target)
+    assert copy_regular_files(tmp_path / "submitted", tmp_path / "graded") == [
+        "the submission submitted is a symbolic link"
+    ]
+
+
+def test_collect_keeps_a_submission_that_is_a_named_pipe_a_pipe(tmp_path):
+    os.mkfifo(tmp_path / "inbound")  # nbgrader's own collect fails the whole class on it
+    copy_as_is(tmp_path / "inbound", tmp_path / "submitted")
+    assert (tmp_path / "submitted").is_fifo()
+    assert copy_regular_files(tmp_path / "submitted", tmp_path / "graded") == [
+        "the submission submitted is a named pipe"
+    ]
