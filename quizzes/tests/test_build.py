@@ -169,3 +169,25 @@ def test_two_secrets_give_two_answer_keys(built, tmp_path, cli, course_with_secr
         for c in (built, other)
     ]
     assert releases[0] != releases[1]  # other numbers, other order
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_released_exercise_cell_defines_the_function_to_complete(built, name):
+    from gradacc_grader.bank.core import Exercise
+
+    assignment = next(a for a in ASSIGNMENTS if a.name == name)
+    release = {
+        c.metadata.get("nbgrader", {}).get("grade_id"): c
+        for c in _notebook(built, "release", name).cells
+    }
+    for item in assignment.items:
+        if isinstance(item, Exercise):
+            namespace: dict = {}
+            exec(release[f"{item.id}_answer"].source, namespace)  # runs: the stub is in the body
+            function = next(
+                v
+                for k, v in namespace.items()
+                if callable(v) and k[0] != "_" and k not in ("F", "torch", "contextlib")
+            )
+            with pytest.raises(NotImplementedError):
+                function(*[None] * function.__code__.co_argcount)
