@@ -191,3 +191,23 @@ def test_a_released_exercise_cell_defines_the_function_to_complete(built, name):
             )
             with pytest.raises(NotImplementedError):
                 function(*[None] * function.__code__.co_argcount)
+
+
+def test_the_releases_ask_what_the_cue_statistics_measure(built, test_secret):
+    # test_cues plays test-wise strategies on releases drawn in memory; the notebooks nbgrader
+    # released show exactly those choices, in that order, with that key
+    from gradacc_grader.draw import Asked, draw_release
+
+    for assignment in ASSIGNMENTS:
+        drawn = draw_release(assignment, test_secret.encode())
+        asked = [item for item in drawn.items if isinstance(item, Asked)]
+        release = _notebook(built, "release", assignment.name)
+        shown = [
+            re.findall(r"^- \*\*([A-D])\.\*\* (.*)$", cell.source, re.MULTILINE)
+            for cell in release.cells
+            if cell.source.startswith("### Question")
+        ]
+        assert shown == [[("ABCD"[i], c.text) for i, c in enumerate(q.choices)] for q in asked]
+        key = json.loads((built / "keys" / f"{assignment.name}.json").read_text())
+        letters = [cell["letter"] for cell in key["cells"] if cell["kind"] == "choice"]
+        assert letters == [q.letter for q in asked]
