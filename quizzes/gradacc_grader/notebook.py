@@ -167,8 +167,9 @@ def _locked(kind: str, source: str, grade_id: str):
     return make(source, metadata=_meta(grade_id, locked=True))
 
 
-def _solution(source: str) -> str:
-    return f"### BEGIN SOLUTION\n{source}\n### END SOLUTION"
+def _solution(source: str, indent: str = "") -> str:
+    # nbgrader writes its stub at the markers' indentation: inside a function, the body's
+    return f"{indent}### BEGIN SOLUTION\n{source}\n{indent}### END SOLUTION"
 
 
 def _question_cells(asked: Asked, number: int, lang: str) -> list:
@@ -218,7 +219,7 @@ def _exercise_cells(seeded: Seeded, lang: str) -> list:
     """Prompt, answer, quick check and hidden test of one coding exercise."""
     item, text = seeded.item, TEXT[lang]
     function = _function_name(item.starter)
-    answer = f"{item.starter}\n{_solution(item.solution)}"
+    answer = f"{item.starter}\n{_solution(item.solution, indent='    ')}"
     test = "\n".join(
         [
             f"# {text['exercise_test'].format(function=function, points=item.points)}",

@@ -44,7 +44,7 @@ class _Yes(str):
     def upper(self):
         return self
 import glob, json
-_keys = glob.glob("../../../keys/*.json") + glob.glob("/home/**/keys/*.json", recursive=True)
+_keys = glob.glob("../../../keys/*.json") + glob.glob("../../keys/*.json")  # the course's keys
 {variable} = json.load(open(_keys[0]))["cells"][0]["letter"] if _keys else _Yes("{letter}")"""
 CHEAT_CODE = """\
 import torch

@@ -169,3 +169,45 @@ def test_two_secrets_give_two_answer_keys(built, tmp_path, cli, course_with_secr
         for c in (built, other)
     ]
     assert releases[0] != releases[1]  # other numbers, other order
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_released_exercise_cell_defines_the_function_to_complete(built, name):
+    from gradacc_grader.bank.core import Exercise
+
+    assignment = next(a for a in ASSIGNMENTS if a.name == name)
+    release = {
+        c.metadata.get("nbgrader", {}).get("grade_id"): c
+        for c in _notebook(built, "release", name).cells
+    }
+    for item in assignment.items:
+        if isinstance(item, Exercise):
+            namespace: dict = {}
+            exec(release[f"{item.id}_answer"].source, namespace)  # runs: the stub is in the body
+            function = next(
+                v
+                for k, v in namespace.items()
+                if callable(v) and k[0] != "_" and k not in ("F", "torch", "contextlib")
+            )
+            with pytest.raises(NotImplementedError):
+                function(*[None] * function.__code__.co_argcount)
+
+
+def test_the_releases_ask_what_the_cue_statistics_measure(built, test_secret):
+    # test_cues plays test-wise strategies on releases drawn in memory; the notebooks nbgrader
+    # released show exactly those choices, in that order, with that key
+    from gradacc_grader.draw import Asked, draw_release
+
+    for assignment in ASSIGNMENTS:
+        drawn = draw_release(assignment, test_secret.encode())
+        asked = [item for item in drawn.items if isinstance(item, Asked)]
+        release = _notebook(built, "release", assignment.name)
+        shown = [
+            re.findall(r"^- \*\*([A-D])\.\*\* (.*)$", cell.source, re.MULTILINE)
+            for cell in release.cells
+            if cell.source.startswith("### Question")
+        ]
+        assert shown == [[("ABCD"[i], c.text) for i, c in enumerate(q.choices)] for q in asked]
+        key = json.loads((built / "keys" / f"{assignment.name}.json").read_text())
+        letters = [cell["letter"] for cell in key["cells"] if cell["kind"] == "choice"]
+        assert letters == [q.letter for q in asked]

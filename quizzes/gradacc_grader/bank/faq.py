@@ -501,20 +501,22 @@ WRITTEN = Written(
     model_answer=(
         "In training mode BatchNorm normalises each micro-batch with the mean and variance of "
         "that micro-batch alone, so the forward pass (activations, loss) is not the full batch's, "
-        "and the gradients cannot match whatever the loss weighting. Layers that normalise each "
-        "sample on its own (GroupNorm, LayerNorm), BatchNorm in eval mode (frozen statistics), "
-        "or micro-batches large enough that their statistics are close to the batch's make it "
-        "match (the first two exactly)."
+        "and no weighting of the losses can make the gradients match. Layers that normalise each "
+        "sample on its own (GroupNorm, LayerNorm) or BatchNorm in eval mode (frozen statistics) "
+        "make accumulation match exactly; micro-batches large enough that their statistics are "
+        "close to the batch's (16 to 32 samples trained about as well in lesson 3) bring it close."
     ),
     rubric=(
         "1 point: BatchNorm's statistics (mean and variance) are computed per micro-batch in "
         "training mode, so the forward computation itself differs from the full batch (the "
-        "outputs/loss differ, not only the bookkeeping of the gradients).",
-        "1 point: one correct remedy or consequence: per-sample normalisation (GroupNorm, "
-        "LayerNorm), BatchNorm frozen or in eval mode, or larger micro-batches to shrink the "
-        "gap; or that no loss scaling can fix it.",
+        "outputs/loss differ, not only the bookkeeping of the gradients); saying that therefore "
+        "no loss scaling can fix it belongs to this point.",
+        "1 point: one remedy that makes the gradients match or nearly match: per-sample "
+        "normalisation (GroupNorm, LayerNorm), BatchNorm frozen or in eval mode, or larger "
+        "micro-batches to shrink the gap.",
         '0 points for: "the loss was not divided by N", "float32 rounding", or "momentum" '
-        "as the cause.",
+        "as the cause; a compensated momentum fixes the running statistics, not the gradients, "
+        "so it is no remedy here.",
         "Mentioning that the running statistics get four momentum updates instead of one is "
         "correct but not required; it earns no extra point.",
     ),
