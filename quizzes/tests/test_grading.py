@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -572,28 +573,35 @@ def test_class_and_student_grading_times(tmp_path):
 
     Targets (issue 12), on 2 cores: a class with --jobs 2 in <= 0.6 x the time of --jobs 1;
     gradacc-grade --student <= 1.5 x plain `nbgrader autograde --student` (the same notebook,
-    no sandbox, no re-check). Seconds depend on the machine and its load, not the ratios.
+    no sandbox, no re-check). One student is timed three times each way, in turns, and the
+    medians compared: a shared machine's load changes from minute to minute.
     """
     course = _new_course(tmp_path)
     for index in range(CLASS):
         submit(course, f"s{index:02d}", honest_notebook(course))
     grade = [str(BIN / "gradacc-grade"), "--course", str(course), ASSIGNMENT]
     plain = [str(BIN / "nbgrader"), "autograde", ASSIGNMENT, "--force"]
+    pairs = [
+        (
+            _seconds([*plain, "--student=s00"], course),
+            _seconds([*grade, "--student", "s00"], course),
+        )
+        for _ in range(3)
+    ]
+    one_plain, one = (statistics.median(times) for times in zip(*pairs))
     times = {
-        "plain nbgrader, 1 student": _seconds([*plain, "--student=s00"], course),
-        "gradacc-grade, 1 student": _seconds([*grade, "--student", "s00"], course),
+        "plain nbgrader, 1 student (median)": one_plain,
+        "gradacc-grade, 1 student (median)": one,
         f"plain nbgrader, class of {CLASS}": _seconds(plain, course),
         f"gradacc-grade --jobs 1, class of {CLASS}": _seconds([*grade, "--jobs", "1"], course),
         f"gradacc-grade --jobs 2, class of {CLASS}": _seconds([*grade, "--jobs", "2"], course),
     }
-    one, jobs1, jobs2 = (times[k] for k in list(times)[1:2] + list(times)[3:])
-    per_student = one / times["plain nbgrader, 1 student"]
-    parallel = jobs2 / jobs1
+    *_, class_plain, jobs1, jobs2 = times.values()
     print(f"\n{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     for name, seconds in times.items():
-        print(f"  {name:<36} {seconds:7.1f} s")
-    print(f"  per student, sandboxed / plain:      {per_student:.2f} (target <= 1.5)")
-    print(f"  class, --jobs 2 / --jobs 1:          {parallel:.2f} (target <= 0.6)")
-    class_plain = times[f"plain nbgrader, class of {CLASS}"]
-    print(f"  class, --jobs 1 / plain:             {jobs1 / class_plain:.2f}")
-    assert per_student <= 1.5 and parallel <= 0.6
+        each = seconds / (CLASS if "class" in name else 1)
+        print(f"  {name:<40} {seconds:7.1f} s  ({each:.1f} s a student)")
+    print(f"  1 student, sandboxed / plain:      {one / one_plain:.2f} (target <= 1.5)")
+    print(f"  class, --jobs 2 / --jobs 1:        {jobs2 / jobs1:.2f} (target <= 0.6)")
+    print(f"  class, --jobs 1 / plain:           {jobs1 / class_plain:.2f}")
+    assert one / one_plain <= 1.5 and jobs2 / jobs1 <= 0.6
