@@ -28,13 +28,14 @@ from pathlib import Path
 import nbformat
 import pytest
 from gradacc_grader.sandbox import Limits, SandboxError, find_bwrap
-
-from gradacc_lessons.quiz.questions import faq_questions
+from gradacc_grader.trusted import source_letters
 
 try:
     find_bwrap()
 except SandboxError:  # a fresh machine: one clear line, not a dozen failures after minutes
-    pytest.exit("the grader's tests need bubblewrap: sudo apt-get install bubblewrap", 4)
+    pytest.fail(
+        "the grader's tests need bubblewrap: sudo apt-get install bubblewrap", pytrace=False
+    )
 
 # One autograde takes 5-10 s on an idle machine, several times that on a loaded one; the
 # class below also waits --timeout for the student whose kernel hangs.
@@ -45,7 +46,7 @@ COURSE = ROOT / "quizzes" / "course"  # the nbgrader course folder
 BIN = Path(sys.executable).parent
 ASSIGNMENT = "gradacc_faq"
 AUTOGRADED = 8.0  # five questions of 1 point and the loop exercise of 3; 2 more by hand
-LETTERS = {q.faq: q.letter for q in faq_questions()}
+LETTERS = source_letters(COURSE, ASSIGNMENT)  # the instructor's notebook is the key
 GRADE = [str(BIN / "gradacc-grade"), "--cpu-seconds", "60", "--memory-mb", "2048"]
 SECRET = "INSTRUCTOR-ONLY 7f3a9c"  # the content of a file only the instructor may read
 
