@@ -172,7 +172,7 @@ class Running:
 
 def start_harness(sandbox: Sandbox) -> None:
     """Start a harness ahead of time (it imports torch meanwhile); run_exercise uses it."""
-    sandbox.ready.append(Running(sandbox, _harness_command(sandbox)))
+    sandbox.ready.append(Running(sandbox, [*_harness_command(sandbox), "--ahead"]))
 
 
 def stop_harnesses(sandbox: Sandbox) -> None:

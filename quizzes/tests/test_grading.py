@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -26,25 +27,24 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from gradacc_grader.draw import LETTERS
 from gradacc_grader.sandbox import Limits, SandboxError, find_bwrap
-
-from gradacc_lessons.quiz.questions import faq_questions
 
 try:
     find_bwrap()
 except SandboxError:  # a fresh machine: one clear line, not a dozen failures after minutes
-    pytest.exit("the grader's tests need bubblewrap: sudo apt-get install bubblewrap", 4)
+    pytest.fail(
+        "the grader's tests need bubblewrap: sudo apt-get install bubblewrap", pytrace=False
+    )
 
 # One autograde takes 5-10 s on an idle machine, several times that on a loaded one; the
 # class below also waits --timeout for the student whose kernel hangs.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
-ROOT = Path(__file__).resolve().parents[2]  # the repository
-COURSE = ROOT / "quizzes" / "course"  # the nbgrader course folder
 BIN = Path(sys.executable).parent
 ASSIGNMENT = "gradacc_faq"
 AUTOGRADED = 8.0  # five questions of 1 point and the loop exercise of 3; 2 more by hand
-LETTERS = {q.faq: q.letter for q in faq_questions()}
+LOOP = "faq3_loop"  # the loop exercise's cells: faq3_loop_answer, faq3_loop_test
 GRADE = [str(BIN / "gradacc-grade"), "--cpu-seconds", "60", "--memory-mb", "2048"]
 SECRET = "INSTRUCTOR-ONLY 7f3a9c"  # the content of a file only the instructor may read
 
@@ -53,16 +53,25 @@ def _env(path: str | None = None) -> dict:
     return dict(os.environ, PATH=path if path is not None else f"{BIN}:{os.environ['PATH']}")
 
 
-def _new_course(folder: Path) -> Path:
-    """A copy of quizzes/ (config and source only) with the assignment generated."""
-    course = folder / "quizzes"
-    course.mkdir(parents=True)
-    shutil.copy(COURSE / "nbgrader_config.py", course)
-    shutil.copytree(COURSE / "source", course / "source")
-    generate = [str(BIN / "nbgrader"), "generate_assignment", ASSIGNMENT, "--force"]
-    done = subprocess.run(generate, cwd=course, env=_env(), capture_output=True, text=True)
+@pytest.fixture(scope="module")
+def built_faq(tmp_path_factory, course_with_secret, cli) -> Path:
+    """A course with gradacc_faq built by gradacc-build (the tests' fixed secret), no students."""
+    course = course_with_secret(tmp_path_factory.mktemp("faq") / "course")
+    done = cli(["gradacc-build", "--course", str(course), "--assignment", ASSIGNMENT])
     assert done.returncode == 0, done.stdout + done.stderr
     return course
+
+
+@pytest.fixture
+def faq(built_faq, tmp_path) -> Path:
+    """A copy of the built course (gradebook included) for one test."""
+    return Path(shutil.copytree(built_faq, tmp_path / "course", symlinks=True))
+
+
+def right_letters(course: Path) -> dict[int, str]:
+    """FAQ number -> its right letter, from the answer key gradacc-build wrote."""
+    key = json.loads((course / "keys" / f"{ASSIGNMENT}.json").read_text(encoding="utf-8"))
+    return {int(c["variable"][-1]): c["letter"] for c in key["cells"] if c["kind"] == "choice"}
 
 
 def _cells_by_id(nb) -> dict:
@@ -97,10 +106,10 @@ def add_cell_after(nb, grade_id: str, text: str):
     return nb
 
 
-def wrong_answers(nb, keep_right: tuple[int, ...] = ()):
-    for k in range(1, 6):
-        letter = LETTERS[k] if k in keep_right else "A"  # no FAQ answer is A
-        set_cell(nb, f"faq{k}_answer", f'answer_faq{k} = "{letter}"')
+def wrong_answers(nb, course: Path, keep_right: tuple[int, ...] = ()):
+    for k, right in right_letters(course).items():
+        wrong = LETTERS[(LETTERS.index(right) + 1) % len(LETTERS)]
+        set_cell(nb, f"faq{k}_answer", f'answer_faq{k} = "{right if k in keep_right else wrong}"')
     return nb
 
 
@@ -109,7 +118,8 @@ NO_LOOP = "def train_with_accumulation(model, optimizer, loss_fn, micro_batches,
 SNOOP_READ = r"""
 import glob, json, os, re
 patterns = ["../../../source/**/*", "../../../release/**/*", "../../../submitted/**/*",
-            "../../../autograded/**/*", "../../../gradebook.db", "../../*/**/*.ipynb"]
+            "../../../autograded/**/*", "../../../gradebook.db", "../../*/**/*.ipynb",
+            "../../../keys/*", "../../../instructor.secret"]
 own = os.getcwd()  # its own scratch copy is fair game
 found = [p for pattern in patterns for p in glob.glob(pattern, recursive=True)
          if not os.path.realpath(p).startswith(own)]
@@ -121,14 +131,15 @@ for top in ["/home", "/tmp", "/root", "/work", "/srv", "/opt", "/mnt", "/var", "
         dirs[:] = [d for d in dirs if d not in ("site-packages", "lib", "include", "share")]
         for name in files:
             path = os.path.join(folder, name)
-            if name.endswith(".db"):
+            if name.endswith(".db") or name == "instructor.secret":
                 databases.append(path)
             if name.endswith((".py", ".ipynb", ".json", ".pyc")):
                 try:
                     text = open(path, "rb").read()
                 except OSError:
                     continue
-                if b"BEGIN HIDDEN TESTS" in text or b"BEGIN SOLUTION" in text:
+                key = b'"grade_id"' in text and b'"letter"' in text  # an answer key
+                if b"BEGIN HIDDEN TESTS" in text or b"BEGIN SOLUTION" in text or key:
                     hidden.append(path)
                     for k, letter in re.findall(rb'answer_faq(\d) = "([A-D])"', text):
                         globals()["answer_faq" + k.decode()] = letter.decode()
@@ -237,22 +248,22 @@ SHADOW = "print('SHADOW torch loaded from the submission')\nraise SystemExit('fa
 def submissions(course: Path, port: int) -> dict:
     """Student id -> notebook (or raw bytes) and the autograded points it really earned."""
     honest = lambda: honest_notebook(course)  # noqa: E731
-    snoop = wrong_answers(honest_notebook(course))
+    snoop = wrong_answers(honest_notebook(course), course)
     for k in range(1, 6):
         set_cell(snoop, f"faq{k}_answer", "# answers come from whatever the snoop found")
-    set_cell(snoop, "loop_answer", NO_LOOP)
+    set_cell(snoop, f"{LOOP}_answer", NO_LOOP)
     add_cell_after(snoop, "setup", f"PORT = {port}\n{SNOOP_NETWORK}")
     add_cell_after(snoop, "setup", SNOOP_WRITE)
     add_cell_after(snoop, "setup", SNOOP_READ)
-    patcher = set_cell(wrong_answers(honest_notebook(course)), "loop_answer", NO_LOOP)
+    patcher = set_cell(wrong_answers(honest(), course), f"{LOOP}_answer", NO_LOOP)
     add_cell_after(patcher, "setup", PATCH)
-    blanker = set_cell(wrong_answers(honest(), keep_right=(1,)), "loop_answer", NO_LOOP)
+    blanker = set_cell(wrong_answers(honest(), course, (1,)), f"{LOOP}_answer", NO_LOOP)
     add_cell_after(blanker, "setup", BLANK)
     always = honest()
     for k in range(1, 6):
         value = "_Yes()" if k <= 3 else '_Str("A")'
         set_cell(always, f"faq{k}_answer", YES.format(k=k, value=value))
-    bomb = wrong_answers(honest(), keep_right=(1,))
+    bomb = wrong_answers(honest(), course, keep_right=(1,))
     add_cell_after(bomb, "faq1_test", BOMB)
     set_cell(bomb, "faq5_answer", SPIN)
     return {
@@ -341,9 +352,9 @@ def listener():
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory, listener):
+def graded(tmp_path_factory, listener, built_faq):
     """The class, graded once with the documented command."""
-    course = _new_course(tmp_path_factory.mktemp("class"))
+    course = Path(shutil.copytree(built_faq, tmp_path_factory.mktemp("class") / "course"))
     secret = course.parent / "instructor-only.txt"
     secret.write_text(SECRET)
     secret.chmod(0o600)
@@ -377,7 +388,7 @@ def test_every_student_gets_exactly_what_they_earned(graded):
 
 def test_honest_student_gets_full_marks_in_the_sandbox(graded):
     cells = scores(graded["course"])["honest"]
-    assert set(cells) == {f"faq{k}_test" for k in range(1, 6)} | {"loop_test"}
+    assert set(cells) == {f"faq{k}_test" for k in range(1, 6)} | {f"{LOOP}_test"}
     assert sum(cells.values()) == AUTOGRADED, cells
     line = next(x for x in graded["run"].stdout.splitlines() if x.startswith("honest "))
     assert "graded" in line and "to do" in line, line  # the written answer awaits a hand
@@ -440,13 +451,13 @@ def test_trusted_recheck_takes_back_what_the_kernel_faked(graded):
     """The blanker's input transformer made nbgrader pass every test; the grader took it back."""
     stdout = graded["run"].stdout
     notes = [line for line in stdout.splitlines() if "trusted re-check" in line]
-    assert any("loop_test: 3 -> 0" in line for line in notes), stdout
+    assert any(f"{LOOP}_test: 3 -> 0" in line for line in notes), stdout
     assert any("faq2_test: 1 -> 0" in line for line in notes), stdout
     assert scores(graded["course"])["blanker"]["faq1_test"] == 1.0  # earned, kept
 
 
-def test_grading_refuses_without_bwrap(tmp_path):
-    course = _new_course(tmp_path)
+def test_grading_refuses_without_bwrap(faq, tmp_path):
+    course = faq
     submit(course, "honest", honest_notebook(course))
     command = [*GRADE, "--course", str(course), ASSIGNMENT]
     # PATH without bwrap (the venv's bin only: nbgrader needs alembic from it)
@@ -504,9 +515,9 @@ def test_student_code_cannot_create_user_namespaces(graded):
     assert report and report.group(1) != "made", report
 
 
-def test_links_and_pipes_survive_nbgrader_collect_and_are_refused(tmp_path):
+def test_links_and_pipes_survive_nbgrader_collect_and_are_refused(faq, tmp_path):
     """nbgrader's own collect copies what a link points to; ours keeps the link."""
-    course = _new_course(tmp_path)
+    course = faq
     secret = tmp_path / "instructor-only.txt"
     secret.write_text(SECRET)
     secret.chmod(0o600)
@@ -531,11 +542,11 @@ def test_links_and_pipes_survive_nbgrader_collect_and_are_refused(tmp_path):
     assert not any(SECRET in p.read_text(errors="replace") for p in readable)
 
 
-def test_students_graded_apart_then_merged_get_what_a_class_run_gives(tmp_path):
+def test_students_graded_apart_then_merged_get_what_a_class_run_gives(faq, tmp_path):
     """--student and --results on each machine of a batch system, then --merge."""
-    course = _new_course(tmp_path)
+    course = faq
     submit(course, "ada", honest_notebook(course))
-    submit(course, "bob", wrong_answers(honest_notebook(course), keep_right=(1, 2)))
+    submit(course, "bob", wrong_answers(honest_notebook(course), course, keep_right=(1, 2)))
     results = tmp_path / "results"
     for student in ("ada", "bob"):
         command = [*GRADE, "--course", str(course), "--student", student, "--results", str(results)]
@@ -567,33 +578,40 @@ def _seconds(command: list[str], course: Path) -> float:
 
 @pytest.mark.benchmark
 @pytest.mark.timeout(7200)
-def test_class_and_student_grading_times(tmp_path):
+def test_class_and_student_grading_times(faq):
     """Per student and for a class: seconds, and the ratios the targets name (make bench).
 
     Targets (issue 12), on 2 cores: a class with --jobs 2 in <= 0.6 x the time of --jobs 1;
     gradacc-grade --student <= 1.5 x plain `nbgrader autograde --student` (the same notebook,
-    no sandbox, no re-check). Seconds depend on the machine and its load, not the ratios.
+    no sandbox, no re-check). One student is timed three times each way, in turns, and the
+    medians compared: a shared machine's load changes from minute to minute.
     """
-    course = _new_course(tmp_path)
+    course = faq
     for index in range(CLASS):
         submit(course, f"s{index:02d}", honest_notebook(course))
     grade = [str(BIN / "gradacc-grade"), "--course", str(course), ASSIGNMENT]
     plain = [str(BIN / "nbgrader"), "autograde", ASSIGNMENT, "--force"]
+    pairs = [
+        (
+            _seconds([*plain, "--student=s00"], course),
+            _seconds([*grade, "--student", "s00"], course),
+        )
+        for _ in range(3)
+    ]
+    one_plain, one = (statistics.median(times) for times in zip(*pairs))
     times = {
-        "plain nbgrader, 1 student": _seconds([*plain, "--student=s00"], course),
-        "gradacc-grade, 1 student": _seconds([*grade, "--student", "s00"], course),
+        "plain nbgrader, 1 student (median)": one_plain,
+        "gradacc-grade, 1 student (median)": one,
         f"plain nbgrader, class of {CLASS}": _seconds(plain, course),
         f"gradacc-grade --jobs 1, class of {CLASS}": _seconds([*grade, "--jobs", "1"], course),
         f"gradacc-grade --jobs 2, class of {CLASS}": _seconds([*grade, "--jobs", "2"], course),
     }
-    one, jobs1, jobs2 = (times[k] for k in list(times)[1:2] + list(times)[3:])
-    per_student = one / times["plain nbgrader, 1 student"]
-    parallel = jobs2 / jobs1
+    *_, class_plain, jobs1, jobs2 = times.values()
     print(f"\n{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     for name, seconds in times.items():
-        print(f"  {name:<36} {seconds:7.1f} s")
-    print(f"  per student, sandboxed / plain:      {per_student:.2f} (target <= 1.5)")
-    print(f"  class, --jobs 2 / --jobs 1:          {parallel:.2f} (target <= 0.6)")
-    class_plain = times[f"plain nbgrader, class of {CLASS}"]
-    print(f"  class, --jobs 1 / plain:             {jobs1 / class_plain:.2f}")
-    assert per_student <= 1.5 and parallel <= 0.6
+        each = seconds / (CLASS if "class" in name else 1)
+        print(f"  {name:<40} {seconds:7.1f} s  ({each:.1f} s a student)")
+    print(f"  1 student, sandboxed / plain:      {one / one_plain:.2f} (target <= 1.5)")
+    print(f"  class, --jobs 2 / --jobs 1:        {jobs2 / jobs1:.2f} (target <= 0.6)")
+    print(f"  class, --jobs 1 / plain:           {jobs1 / class_plain:.2f}")
+    assert one / one_plain <= 1.5 and jobs2 / jobs1 <= 0.6

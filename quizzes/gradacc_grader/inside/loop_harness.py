@@ -1,13 +1,15 @@
 """Run a student's cell on an exercise's cases; runs INSIDE the sandbox, in a fresh process.
 
-    python -I -B loop_harness.py FD
+    python -I -B loop_harness.py [--ahead] FD
 
-It imports torch first, then reads its request on stdin, {"module": an exercise module
-of this folder, "seed": int, "source": the student's cell}, builds the module's cases
-from the seed BEFORE any student code runs, executes the cell, and runs the function
-it defines on every case (scoring.outcome_of). It sends one JSON object, {case name:
-outcome} or {"error": ...}, on file descriptor FD: the write end of a pipe the grader
-created and reads. Never a file: this folder is the student's code's to fill with links.
+It imports torch first (started --ahead of its request, also torch._dynamo, which an
+optimizer's first step imports: the grader is busy meanwhile), then reads its request on
+stdin, {"module": an exercise module of this folder, "seed": int, "source": the student's
+cell}, builds the module's cases from the seed BEFORE any student code runs, executes
+the cell, and runs the function it defines on every case (scoring.outcome_of). It sends
+one JSON object, {case name: outcome} or {"error": ...}, on file descriptor FD: the write
+end of a pipe the grader created and reads. Never a file: this folder is the student's
+code's to fill with links.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ import traceback
 from pathlib import Path
 
 
-def main(result_fd: int) -> None:
+def main(result_fd: int, ahead: bool) -> None:
     """Import torch, read the request, grade the cell on every case, send the outcomes."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I left the script's folder off
     import scoring
-    import torch
-    import torch._dynamo  # noqa: F401  (an optimizer's first step imports it: 1.3 s; now, while the grader waits)
+    import torch  # the notebook's setup cell imported it: the student's cell may use it
+
+    if ahead:
+        importlib.import_module("torch._dynamo")
 
     request = json.load(sys.stdin)
     exercise = importlib.import_module(request["module"])
@@ -47,4 +51,4 @@ def run_cell(exercise: dict, scoring, built: list, source: str, torch) -> dict:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    main(int(sys.argv[-1]), "--ahead" in sys.argv)
