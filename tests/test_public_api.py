@@ -418,7 +418,10 @@ BAD = {
         ("series", lambda: plots.plot_errors([1, 2], {}, "N")),
         ("x", lambda: plots.plot_errors([], {"a": []}, "N")),
     ],
-    "figures.plots.plot_lr_schedules": [("schedules", lambda: plots.plot_lr_schedules({}))],
+    "figures.plots.plot_lr_schedules": [
+        ("schedules", lambda: plots.plot_lr_schedules({})),
+        ("samples_seen", lambda: plots.plot_lr_schedules({"a": [0.1, 0.2]})),
+    ],
     "figures.plots.plot_memory_breakdown": [
         ("measured", lambda: plots.plot_memory_breakdown([]))
     ],
@@ -855,7 +858,8 @@ CALLS = {
     "figures.plots.axes_for": lambda: plots.axes_for(None),
     "figures.plots.plot_timeline": lambda: plots.plot_timeline([accumulate.Event("step", 0)]),
     "figures.plots.plot_errors": lambda: plots.plot_errors([1, 2], {"a": [1e-3, 1e-2]}, "N"),
-    "figures.plots.plot_lr_schedules": lambda: plots.plot_lr_schedules({"a": [0.1, 0.2]}),
+    "figures.plots.plot_lr_schedules": lambda: plots.plot_lr_schedules(
+        {"samples_seen": [32, 64], "full": [0.1, 0.2]}),
     "figures.plots.plot_memory_breakdown": lambda: plots.plot_memory_breakdown(
         [memory.measure_training_memory(BN, sgd(BN), F.cross_entropy, X, Y)]),
     "figures.plots.plot_peak_vs_steps": lambda: plots.plot_peak_vs_steps(

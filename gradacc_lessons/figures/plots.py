@@ -165,6 +165,11 @@ def plot_lr_schedules(schedules: dict[str, Sequence[float]], ax=None):
         "fixed": "scheduler per optimizer step",
     }
     lines = [(k, v) for k, v in labels.items() if k in schedules]
+    if "samples_seen" not in schedules or not lines:
+        raise ValueError(
+            f"schedules needs 'samples_seen' and at least one of {sorted(labels)} "
+            f"(what lesson 2's scheduler comparison returns), got keys {sorted(schedules)}"
+        )
     for (key, label), (colour, dash, marker) in zip(lines, _STYLES):
         ax.step(schedules["samples_seen"], schedules[key], where="post", color=colour,
                 linestyle=dash, marker=marker, label=label)  # fmt: skip
