@@ -152,7 +152,7 @@ def _sandbox(args, course: Path) -> Sandbox | None:
 def _preload() -> None:
     """Import what every student's grading needs once, before the students' processes fork."""
     # nbgrader's autograde and kernel client; torch for the re-check's references, with
-    # torch._dynamo, which an optimizer's first step imports (1.3 s a student otherwise).
+    # torch._dynamo, which a torch optimizer imports on first use (1.3 s a student otherwise).
     import nbgrader.apps  # noqa: F401
     import torch._dynamo  # noqa: F401
 

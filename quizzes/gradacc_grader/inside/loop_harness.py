@@ -2,8 +2,8 @@
 
     python -I -B loop_harness.py [--ahead] FD
 
-It imports torch first (started --ahead of its request, also torch._dynamo, which an
-optimizer's first step imports: the grader is busy meanwhile), then reads its request on
+It imports torch first (started --ahead of its request, also torch._dynamo, which a
+torch optimizer imports on first use: the grader is busy meanwhile), then reads its request on
 stdin, {"module": an exercise module of this folder, "seed": int, "source": the student's
 cell}, builds the module's cases from the seed BEFORE any student code runs, executes
 the cell, and runs the function it defines on every case (scoring.outcome_of). It sends
