@@ -1,13 +1,13 @@
-"""Lesson 7 runs top to bottom, and the tables it shows back each sentence it writes.
+"""Lesson 7 runs top to bottom, and what it measures backs each sentence it writes.
 
 tests/test_frameworks.py checks the package against hand computations; this file checks
-that the executed notebook shows what its prose says, reading the tables it printed.
+that the executed notebook's own runs back what its prose says, reading them from the
+lesson's kernel after its last cell (`values`), not from the tables it shows.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import re
 import subprocess
 
 import nbformat
@@ -23,111 +23,109 @@ FLOAT32 = 1e-5  # float32 against float64 over 3 SGD steps: measured <= 7e-7 (te
 WRONG = 1e-2  # the smallest wrong recipe the lesson shows is 3e-2
 
 
+def measured(name: str) -> str:
+    """An expression: {way: [optimizer steps, update error]} of the lesson's measurement `name`."""
+    steps_and_error = f"[len(run.learning_rates), {name}.errors[way]]"
+    return f"{{way: {steps_and_error} for way, run in {name}.runs.items()}}"
+
+
+FOUR = ["train_accumulated", "Trainer", "Accelerate", "Lightning"]
+FIXES = ["Accelerate + token weights", "Lightning + token weights"]
+VALUES = {
+    "even": measured("even_runs"),
+    "tail": measured("tail_runs"),
+    "tail, token weights": measured("weighted_runs"),
+    "tokens": measured("token_runs"),
+    "clipped": measured("clipped_runs"),
+    "GPT-2 before": "gpt2_runs.errors['Trainer']",
+    "GPT-2 after": "fixed_gpt2_runs.errors['Trainer']",
+    "labels": "lines.window_labels()",
+    "targets": "lines.window_tokens()",
+    "Llama counted": "token_runs.runs['Trainer'].token_counts",
+    "GPT-2 counted": "gpt2_runs.runs['Trainer'].token_counts",
+    "window loss": "even_runs.reference.logged_losses",
+    "last micro-batch loss": "even_runs.runs['train_accumulated'].last_micro_batch_losses",
+    "logged": "{way: run.logged_losses for way, run in even_runs.runs.items()}",
+    "scheduler steps": "[run.scheduler_steps for run in even_runs.runs.values()]",
+    "schedules": "[[run.schedule_length, run.learning_rates[-1]] for run in"
+    " (even_runs.runs['Accelerate'], sized_by_micro_batches.runs['Accelerate'])]",
+    "defaults": "defaults.rows",
+}
+
+
 @pytest.fixture(scope="module")
-def tables():
-    notebook = execute_notebook(LESSON).notebook
-    shown = [
-        output.get("text", "") + output.get("data", {}).get("text/plain", "")
-        for cell in notebook.cells
-        if cell.cell_type == "code"
-        for output in cell.outputs
-    ]
-    return [table for text in shown for table in read_tables(text)]
+def lesson():
+    run = execute_notebook(LESSON, values=list(VALUES.values()))
+    return {name: run.values[expression] for name, expression in VALUES.items()}
 
 
-def read_tables(text: str) -> list[list[list[str]]]:
-    """Every table the lesson printed: lists of rows of cells (header first)."""
-    found, rows = [], []
-    for line in text.splitlines() + [""]:
-        cells = re.split(r"\s{2,}", line.strip())
-        if rows and len(cells) == len(rows[0]):
-            rows.append(cells)
-            continue
-        if len(rows) > 1:
-            found.append(rows)
-        rows = [cells] if line.startswith(("way ", "window ", "step ", "class ")) else []
-    return found
-
-
-def measurement(tables, *ways):
-    """The measurement table whose ways are exactly `ways` (the full batch aside)."""
-    for table in tables:
-        if table[0][0] == "way" and "update error vs full batch" in table[0]:
-            found = {row[0]: (int(row[1]), float(row[2])) for row in table[1:]}
-            if list(found)[1:] == list(ways):
-                return found
-    raise AssertionError(f"lesson 7 no longer shows a measurement of exactly {ways}")
-
-
-FOUR = ("train_accumulated", "Trainer", "Accelerate", "Lightning")
-FIXES = ("Accelerate + token weights", "Lightning + token weights")
+def errors(measurement: dict, *ways) -> dict[str, float]:
+    """Each way's update error, once the measurement is known to hold exactly `ways`."""
+    assert list(measurement) == list(ways), f"lesson 7 measured {list(measurement)}, not {ways}"
+    return {way: error for way, (_, error) in measurement.items()}
 
 
 @pytest.mark.slow
-def test_even_windows_show_four_ways_on_the_full_batch(tables):
-    even = measurement(tables, *FOUR)
-    assert all(error < FLOAT32 and steps == 3 for steps, error in list(even.values())[1:]), even
+def test_even_windows_show_four_ways_on_the_full_batch(lesson):
+    even = lesson["even"]
+    assert all(error < FLOAT32 for error in errors(even, *FOUR).values()), even
+    assert all(steps == 3 for steps, _ in even.values()), even
 
 
 @pytest.mark.slow
-def test_the_short_last_window(tables):
-    tail = measurement(tables, *FOUR, "textbook loop")
-    assert tail["Trainer"][1] < FLOAT32 and tail["train_accumulated"][1] < FLOAT32, tail
-    assert tail["Accelerate"][1] > WRONG and tail["Lightning"][1] > WRONG, tail
-    assert tail["textbook loop"][0] == tail["Trainer"][0] - 1, "the textbook loop skips a step"
-    fixed = measurement(tables, *FIXES)
-    assert all(error < FLOAT32 for _, error in list(fixed.values())[1:]), fixed
+def test_the_short_last_window(lesson):
+    tail = errors(lesson["tail"], *FOUR, "textbook loop")
+    assert tail["Trainer"] < FLOAT32 and tail["train_accumulated"] < FLOAT32, tail
+    assert tail["Accelerate"] > WRONG and tail["Lightning"] > WRONG, tail
+    steps = {way: steps for way, (steps, _) in lesson["tail"].items()}
+    assert steps["textbook loop"] == steps["Trainer"] - 1, "the textbook loop skips a step"
+    fixed = errors(lesson["tail, token weights"], *FIXES)
+    assert all(error < FLOAT32 for error in fixed.values()), fixed
 
 
 @pytest.mark.slow
-def test_tokens_on_padded_lines(tables):
-    tokens = measurement(tables, *FOUR, *FIXES)
+def test_tokens_on_padded_lines(lesson):
+    tokens = errors(lesson["tokens"], *FOUR, *FIXES)
     right = ("Trainer", *FIXES)
-    assert all(tokens[way][1] < FLOAT32 for way in right), tokens
-    assert all(tokens[way][1] > WRONG for way in FOUR if way not in right), tokens
+    assert all(tokens[way] < FLOAT32 for way in right), tokens
+    assert all(tokens[way] > WRONG for way in FOUR if way not in right), tokens
 
 
 @pytest.mark.slow
-def test_the_trainers_count_for_llama_and_gpt2(tables):
-    counts = next(t for t in tables if t[0][:3] == ["window", "labels", "next-token targets"])
-    for row in counts[1:]:
-        labels, targets, llama, gpt2 = (int(cell) for cell in row[1:])
-        assert llama == targets and gpt2 == labels and labels > targets, counts
-    gpt2_before, gpt2_after = [
-        t
-        for t in tables
-        if t[0][0] == "way" and [row[0] for row in t[1:]] == ["float64 full batch", "Trainer"]
-    ]
-    assert float(gpt2_before[2][2]) > WRONG and float(gpt2_after[2][2]) < FLOAT32
+def test_the_trainers_count_for_llama_and_gpt2(lesson):
+    windows = list(
+        zip(lesson["labels"], lesson["targets"], lesson["Llama counted"], lesson["GPT-2 counted"])
+    )
+    assert windows, "the lesson counts no window"
+    for labels, targets, llama, gpt2 in windows:
+        assert llama == targets and gpt2 == labels and labels > targets, windows
+    assert lesson["GPT-2 before"] > WRONG and lesson["GPT-2 after"] < FLOAT32
 
 
 @pytest.mark.slow
-def test_what_each_one_logs(tables):
-    losses = next(t for t in tables if t[0][:3] == ["step", "window loss", "its last micro-batch"])
-    column = {name: i for i, name in enumerate(losses[0])}
-    for row in losses[1:]:
-        window, last = float(row[1]), float(row[2])
+def test_what_each_one_logs(lesson):
+    logged = lesson["logged"]
+    steps = zip(lesson["window loss"], lesson["last micro-batch loss"], strict=True)
+    for step, (window, last) in enumerate(steps):
         assert abs(window - last) > 1e-3, "the two losses must differ for the claim to show"
         for way, expected in (("Trainer", window), ("Lightning", last), ("Accelerate", last)):
-            assert abs(float(row[column[way]]) - expected) < 1e-3, (way, row)
+            assert abs(logged[way][step] - expected) < 1e-3, (way, step, logged[way])
 
 
 @pytest.mark.slow
-def test_the_scheduler_and_the_defaults(tables):
-    schedules = [t for t in tables if t[0][:2] == ["way", "schedule length"]]
-    assert all(row[2] == "3" for row in schedules[0][1:]), "3 scheduler steps for 12 micro-batches"
-    right, sized_by_micro_batches = schedules[1][1:]
-    assert sized_by_micro_batches[1] == "12" and float(sized_by_micro_batches[3]) > 0.5
-    assert float(right[3]) < 0.5
-    defaults = next(t for t in tables if t[0][0] == "class")
-    assert ["Trainer", "max_grad_norm", "1.0"] in defaults
+def test_the_scheduler_and_the_defaults(lesson):
+    assert lesson["scheduler steps"] == [3] * 4, "3 scheduler steps for 12 micro-batches"
+    (_, right_lr), (length, sized_by_micro_batches_lr) = lesson["schedules"]
+    assert length == 12 and sized_by_micro_batches_lr > 0.5
+    assert right_lr < 0.5
+    assert ["Trainer", "max_grad_norm", 1.0] in lesson["defaults"]
 
 
 @pytest.mark.slow
-def test_clipping(tables):
-    clipped = measurement(tables, *FOUR, "Accelerate, clip every micro-batch")
-    assert all(clipped[way][1] < FLOAT32 for way in FOUR), clipped
-    assert clipped["Accelerate, clip every micro-batch"][1] > WRONG, clipped
+def test_clipping(lesson):
+    clipped = errors(lesson["clipped"], *FOUR, "Accelerate, clip every micro-batch")
+    assert all(clipped[way] < FLOAT32 for way in FOUR), clipped
+    assert clipped["Accelerate, clip every micro-batch"] > WRONG, clipped
 
 
 def test_lesson_7_installs_its_extra_in_its_setup_cell():
