@@ -30,9 +30,11 @@ $(STAMP): pyproject.toml quizzes/pyproject.toml
 install: $(STAMP)
 
 ## lab: install the course (first time only) and open JupyterLab on the lessons
+# The venv also holds nbgrader (for `make test` and the instructor): tools/lab_config/ keeps
+# its menus and server extensions out of the student's lab.
 lab: $(STAMP)
 	@echo "Starting JupyterLab on notebooks/ -- open the http://127.0.0.1:$(PORT)/lab?token=... URL printed below."
-	cd notebooks && PATH="$(CURDIR)/$(BIN):$$PATH" ../$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) $(ROOT_FLAG) 01_accumulation_is_a_full_batch.ipynb
+	cd notebooks && PATH="$(CURDIR)/$(BIN):$$PATH" JUPYTER_CONFIG_PATH="$(CURDIR)/tools/lab_config" ../$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) $(ROOT_FLAG) 01_accumulation_is_a_full_batch.ipynb
 
 ## test: check the system programs, install (or update) the course, lint it and run every test
 # (but the benchmarks: no test here depends on how fast the machine is)

@@ -200,6 +200,8 @@ def lab(tmp_path_factory):
     env = dict(os.environ)
     env.update(
         JUPYTER_CONFIG_DIR=str(base / "config"),
+        # what `make lab` adds: the student's lab without nbgrader's menus and extensions
+        JUPYTER_CONFIG_PATH=str(ROOT / "tools" / "lab_config"),
         # The venv's kernelspec and widget extension live in sys.prefix/share/jupyter,
         # which Jupyter searches whatever JUPYTER_DATA_DIR says.
         JUPYTER_DATA_DIR=str(base / "data"),
@@ -527,6 +529,9 @@ def screenshot_figures(tab: Tab, stem: str, limit: int = 12) -> int:
 def test_lesson_1_runs_and_its_quiz_and_explorer_respond(tab, lab):
     stem = "lesson01"
     open_and_run_all(tab, lab, EXPLORERS[0].notebook)
+    menus = tab.page.locator("#jp-MainMenu")
+    expect(menus).to_contain_text("Kernel")
+    expect(menus).not_to_contain_text("Nbgrader")  # the instructor's tools stay out
     assert screenshot_figures(tab, stem) >= 2, "lesson 1 shows no plots or widgets"
     tab.mark("screenshots")
     assert_quiz_measures(tab, questions_for(lesson=1), stem)

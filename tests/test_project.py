@@ -87,3 +87,19 @@ def test_setup_cell_installs_the_course_where_it_is_missing(tmp_path):
     assert threads == "1", "the setup cell sets one CPU thread (make_repeatable)"
     installed_at = Path(where)
     assert installed_at.is_relative_to(venv), f"imported from {installed_at}, not the new venv"
+
+
+def test_make_lab_keeps_nbgrader_out_of_the_students_lab():
+    """The venv holds nbgrader for the instructor; `make lab` turns off all it turns on."""
+    config = ROOT / "tools" / "lab_config"
+    assert (
+        f'JUPYTER_CONFIG_PATH="$(CURDIR)/{config.relative_to(ROOT)}"'
+        in (ROOT / "Makefile").read_text()
+    )
+    installed = Path(sysconfig.get_path("data")) / "etc/jupyter/jupyter_server_config.d"
+    enabled = json.loads((installed / "nbgrader.json").read_text())["ServerApp"]
+    ours = json.loads((config / "jupyter_server_config.json").read_text())["ServerApp"]
+    assert set(enabled["jpserver_extensions"]) == set(ours["jpserver_extensions"])
+    assert not any(ours["jpserver_extensions"].values())
+    page = json.loads((config / "labconfig" / "page_config.json").read_text())
+    assert page["disabledExtensions"] == {"@jupyter/nbgrader": True}
