@@ -22,6 +22,7 @@ Three things make a run you can rely on, on a busy machine too:
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import json
 import sys
@@ -164,13 +165,22 @@ def _stdout(cell) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run each notebook named on the command line; print its time, or why it failed."""
-    for name in argv if argv is not None else sys.argv[1:]:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.notebooks",
+        description="Run notebooks headless, top to bottom, and print each one's time.",
+    )
+    parser.add_argument("notebooks", nargs="+", type=Path, help="notebooks (.ipynb) to run")
+    args = parser.parse_args(argv)
+    missing = [str(path) for path in args.notebooks if not path.is_file()]
+    if missing:
+        parser.error(f"no such notebook: {', '.join(missing)}")
+    for path in args.notebooks:
         try:
-            seconds = execute_notebook(name).seconds
+            seconds = execute_notebook(path).seconds
         except NotebookError as error:
             print(error, file=sys.stderr)
             return 1
-        print(f"{Path(name).name:<45} executed in {seconds:5.1f} s", flush=True)
+        print(f"{path.name:<45} executed in {seconds:5.1f} s", flush=True)
     return 0
 
 
