@@ -8,6 +8,7 @@ import json
 import nbformat
 import pytest
 
+from tools import notebooks, setup_cell
 from tools.notebooks import NotebookError, execute_notebook
 
 pytestmark = pytest.mark.slow  # each test starts a kernel
@@ -54,3 +55,12 @@ def test_a_kernel_that_never_answers_fails_at_start_up(tmp_path, monkeypatch):
     path = notebook(tmp_path, "any.ipynb", "1")
     with pytest.raises(NotebookError, match=r"any\.ipynb: the kernel did not start within 2 s"):
         execute_notebook(path, startup_timeout=2, kernel="mute")
+
+
+@pytest.mark.parametrize("main", [notebooks.main, setup_cell.main])
+def test_the_command_lines_name_a_missing_notebook(main, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main([str(tmp_path / "lesson_99.ipynb")])
+    assert stopped.value.code == 2
+    said = capsys.readouterr().err
+    assert "no such notebook:" in said and "lesson_99.ipynb" in said
