@@ -163,18 +163,21 @@ def _stdout(cell) -> str:
     return "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run each notebook named on the command line; print its time, or why it failed."""
-    parser = argparse.ArgumentParser(
-        prog="python -m tools.notebooks",
-        description="Run notebooks headless, top to bottom, and print each one's time.",
-    )
-    parser.add_argument("notebooks", nargs="+", type=Path, help="notebooks (.ipynb) to run")
-    args = parser.parse_args(argv)
-    missing = [str(path) for path in args.notebooks if not path.is_file()]
+def notebook_paths(argv: list[str] | None, prog: str, description: str) -> list[Path]:
+    """The notebooks named on a command line; stops with a usage message if one is missing."""
+    parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=description)
+    parser.add_argument("notebooks", nargs="+", type=Path, help="notebooks (.ipynb)")
+    paths = parser.parse_args(argv).notebooks
+    missing = [str(path) for path in paths if not path.is_file()]
     if missing:
         parser.error(f"no such notebook: {', '.join(missing)}")
-    for path in args.notebooks:
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run each notebook named on the command line; print its time, or why it failed."""
+    description = "Run notebooks headless, top to bottom, and print each one's time."
+    for path in notebook_paths(argv, "tools.notebooks", description):
         try:
             seconds = execute_notebook(path).seconds
         except NotebookError as error:

@@ -9,7 +9,6 @@ pyproject.toml's `[tool.gradacc]`, run `python -m tools.repository` to update ev
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -86,17 +85,13 @@ def update_setup_cell(path: Path) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Update the setup cell of each notebook named on the command line."""
-    parser = argparse.ArgumentParser(
-        prog="python -m tools.setup_cell",
-        description="Make each notebook's first code cell the course's setup cell "
-        "(python -m tools.repository updates every lesson at once).",
+    from tools.notebooks import notebook_paths  # nbclient and zmq: only for the command line
+
+    description = (
+        "Make each notebook's first code cell the course's setup cell "
+        "(python -m tools.repository updates every lesson at once)."
     )
-    parser.add_argument("notebooks", nargs="+", type=Path, help="notebooks (.ipynb) to update")
-    args = parser.parse_args(argv)
-    missing = [str(path) for path in args.notebooks if not path.is_file()]
-    if missing:
-        parser.error(f"no such notebook: {', '.join(missing)}")
-    for path in args.notebooks:
+    for path in notebook_paths(argv, "tools.setup_cell", description):
         print(path, "updated" if update_setup_cell(path) else "already up to date")
     return 0
 
