@@ -41,20 +41,12 @@ from gradacc_lessons.quiz.questions import (
     lesson_questions,
     questions_for,
 )
+from tools.system_tools import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(420)]
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts" / "browser"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 KERNEL_NAME = "Python 3 (ipykernel)"
 QUIZ_NOTEBOOK = "08_self_study_quiz.ipynb"
 RUN_TIMEOUT_MS = 180_000  # lesson 1 runs in ~20 s alone; the test machine is shared and loaded

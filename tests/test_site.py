@@ -24,20 +24,12 @@ from playwright.sync_api import sync_playwright
 
 from tools.repository import course_repository
 from tools.site import lesson_paths
+from tools.system_tools import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(1800)]
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts" / "site"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 LESSONS = {f"notebooks/{path.stem}.html": path for path in lesson_paths()}
 GUIDES = [f"quizzes/{path.stem}.html" for path in sorted(ROOT.glob("quizzes/*.md"))]
 VERIFY = ["verify/index.html"] if (ROOT / "quizzes" / "verify" / "index.html").exists() else []

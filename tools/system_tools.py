@@ -16,6 +16,19 @@ import sys
 
 NEEDED = {"bwrap": "bubblewrap", "chromium": "chromium"}  # program: Debian package
 
+# How the browser tests start that chromium: Playwright's own browser download cannot reach
+# its server here. Headless on a shared machine: no sandbox (root in a container), no GPU, and
+# none of Chromium's own requests (updates, sync), so a test sees only the pages' requests.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
 
 def missing_programs() -> dict[str, str]:
     """The needed programs that are not on PATH, with the Debian package of each.

@@ -14,18 +14,11 @@ import pytest
 from gradacc_grader.certificates.ids import new_id
 from gradacc_grader.certify import main
 
+from tools.system_tools import CHROMIUM, CHROMIUM_ARGS
+
 pytestmark = pytest.mark.browser
 
 PAGE = Path(__file__).resolve().parents[2] / "verify"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 CLASS = {"ada": (7.0, 3.0, "Ada Lovelace"), "bob": (7.0, 1.0, "Bob Kahn")}
 
 
