@@ -29,6 +29,9 @@ nb_execution_mode = "off"
 # A widget needs a kernel (or a script from a CDN): show the text/html fallback beside it.
 nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
 nb_ipywidgets_js = {}  # no widget scripts from a CDN
+# A print can reach the notebook as two stream messages (its text, then its newline) when
+# the kernel flushes between them, which a busy machine makes likely: one output per stream.
+nb_merge_streams = True
 
 html_theme = "sphinx_book_theme"
 html_title = "gradacc: gradient accumulation, measured"
