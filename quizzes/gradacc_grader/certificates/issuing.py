@@ -20,10 +20,12 @@ from gradacc_grader.certificates.printable import write_printable
 from gradacc_grader.certificates.records import (
     certificate_file,
     certificate_record,
+    normalize_name,
     write_certificate,
 )
 from gradacc_grader.certificates.registry import Registry
 from gradacc_grader.certificates.signing import public_key_text, sign_record
+from gradacc_grader.certificates.untrusted import parse_json_object
 
 PASS_MARK = 0.7
 # nbgrader adds points in floating point: 0.7 * 10 is 7.000000000000001, and a total of
@@ -54,11 +56,16 @@ class Result:
 
 @dataclass
 class Issued:
-    """What issuing did for one student: their certificate file (None: none) and why."""
+    """What issuing did for one student: their certificate file (None: none) and why.
+
+    ``held`` is the ID of a certificate the student holds when no file was written for it
+    (revoked, or their total is now below the pass mark).
+    """
 
     result: Result
     document: dict | None
     outcome: str
+    held: str | None = None
 
     @property
     def certificate_id(self) -> str | None:
@@ -114,7 +121,7 @@ def _result(submission) -> Result:
     name = " ".join(part for part in (student.first_name, student.last_name) if part)
     return Result(
         student=student.id,
-        name=name or student.id,
+        name=normalize_name(name or student.id),
         score=float(submission.score),
         max_score=float(submission.max_score),
         needs_manual_grade=bool(submission.needs_manual_grade),
@@ -176,6 +183,7 @@ def issue_certificates(
             f"hand grading of {assignment} is pending for {', '.join(pending)}: grade them "
             "(formgrader's Manual Grading), then issue again; no certificate was issued"
         )
+    Path(out).mkdir(parents=True, exist_ok=True)  # a wrong --out stops here, before signing
     facts = {"course": course_id, "assignment": assignment, "course_version": course_version}
     facts["day"] = today or date.today()
     with Registry(registry_path, create=True) as registry:
@@ -184,25 +192,51 @@ def issue_certificates(
     # the registry is saved first: if writing a file fails, issuing again writes it again
     for item in issued:
         if item.document:
-            _write_files(item.document, out / _folder_name(item.result.student), verify_url, fonts)
+            folder = out / _folder_name(item.result.student)
+            try:
+                _write_files(item.document, folder, verify_url, fonts)
+            except Exception as error:  # one student's PDF (fpdf2, a font) never stops the class
+                reason = " ".join(str(error).split()) or type(error).__name__
+                item.outcome += f", but its files could not be written ({reason}): issue again"
     return issued
 
 
 def _issue_one(registry: Registry, result: Result, key, pass_mark: float, facts: dict) -> Issued:
-    """Decide for one student, and sign and register their certificate when it is new."""
+    """Decide for one student, and sign and register their certificate when it is new.
+
+    A student whose certificate cannot be made (a name it cannot state) is refused alone,
+    with the reason; the rest of the class is issued.
+    """
     held = registry.find(facts["course"], facts["assignment"], result.student)
+    revocation = registry.revocation(held["id"]) if held else None
+    if revocation:
+        facts_of = parse_json_object(revocation["signed"], "the revocation")
+        return Issued(
+            result,
+            None,
+            f"revoked on {facts_of['date']} ({facts_of['reason']}): not issued again, "
+            "no files written",
+            held=held["id"],
+        )
     if not result.passed(pass_mark):
-        note = f"; holds {held['id']}: revoke it if it must not stand" if held else ""
-        return Issued(result, None, f"below the pass mark{note}")
+        if held:
+            note = "revoke it if it must not stand"
+            return Issued(
+                result, None, f"below the pass mark; holds {held['id']}: {note}", held["id"]
+            )
+        return Issued(result, None, "below the pass mark")
     if held:
         return Issued(result, certificate_file(held), "already issued: files written again")
-    record = certificate_record(
-        _free_id(registry),
-        name=result.name,
-        score=result.score,
-        max_score=result.max_score,
-        **facts,
-    )
+    try:
+        record = certificate_record(
+            _free_id(registry),
+            name=result.name,
+            score=result.score,
+            max_score=result.max_score,
+            **facts,
+        )
+    except ValueError as error:
+        return Issued(result, None, f"refused: {error}")
     entry = sign_record(record, key)
     registry.add(record["id"], facts["course"], facts["assignment"], result.student, entry)
     return Issued(result, certificate_file(entry), "issued")

@@ -66,12 +66,14 @@ def certificate_record(
     >>> record["name"], record["score"], record["date"]
     ('Ada Lovelace', 8.5, '2026-05-01')
     """
+    name = normalize_name(name)
+    check_name(name)
     record = {
         "type": CERTIFICATE,
         "id": certificate_id,
         "course": course,
         "assignment": assignment,
-        "name": unicodedata.normalize("NFC", " ".join(name.split())),
+        "name": name,
         "score": round(float(score), 2),
         "max_score": round(float(max_score), 2),
         "date": day.isoformat(),
@@ -79,6 +81,42 @@ def certificate_record(
     }
     check_record(record)
     return record
+
+
+def normalize_name(name: str) -> str:
+    """A name as a certificate states it: NFC (one text however it was typed), spaces single.
+
+    >>> normalize_name("  Ade\u0301  Bello ") == "Ad\u00e9 Bello"
+    True
+    """
+    return unicodedata.normalize("NFC", " ".join(name.split()))
+
+
+def check_name(name: str) -> None:
+    """ValueError, with the reason a reader understands, unless a certificate can state ``name``.
+
+    A name may hold letters, marks, digits, punctuation, symbols and single spaces of any
+    script, at most ``MAX_TEXT`` characters; not invisible characters (zero-width joiners,
+    direction marks, controls), which would make two different texts look like one name.
+
+    >>> check_name("Adébáyọ̀ Ọlọ́run")
+    >>> check_name("Ada\u200dLovelace")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: the name 'Ada\u200dLovelace' holds U+200D ZERO WIDTH JOINER, an invisible ...
+    """
+    if not name:
+        raise ValueError("the name is empty: give the student a name in the gradebook")
+    if len(name) > MAX_TEXT:
+        raise ValueError(
+            f"the name is longer than {MAX_TEXT} characters: shorten it in the gradebook"
+        )
+    for character in name:
+        if not character.isprintable():
+            code = f"U+{ord(character):04X} {unicodedata.name(character, 'without a name')}"
+            raise ValueError(
+                f"the name {name!r} holds {code}, an invisible character a certificate cannot "
+                "state: correct the name in the gradebook, then issue again"
+            )
 
 
 def revocation_record(certificate_id: str, day: date, reason: str) -> dict:

@@ -11,6 +11,13 @@ import pytest
 AUTO_POINTS, WRITTEN_POINTS = 7.0, 3.0
 
 
+@pytest.fixture(autouse=True)
+def verifier_state(tmp_path, monkeypatch):
+    """Where ``verify`` remembers the registries it has seen: a folder of each test's own."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    return tmp_path / "state" / "gradacc" / "registries-seen.json"
+
+
 @pytest.fixture(scope="session")
 def fill_gradebook(tmp_path_factory):
     """A function making a course folder whose gradebook holds one graded assignment.
