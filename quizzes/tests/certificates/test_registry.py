@@ -6,13 +6,16 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
+import shlex
 import shutil
 import sqlite3
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
-from gradacc_grader.certify import main
+from gradacc_grader.certify import _parser, main
 
 MISMATCH = "the registry's signature does not match the issuer's key"
 
@@ -228,3 +231,14 @@ def test_export_needs_the_issuer_key(course, registries, capsys, tmp_path):
     )
     assert status == 1 and "another issuer key" in out
     assert not (tmp_path / "r.json").exists()
+
+
+def test_every_command_of_the_guide_parses_and_export_signs():
+    guide = (Path(__file__).resolve().parents[2] / "CERTIFICATES.md").read_text("utf-8")
+    blocks = "\n".join(re.findall(r"```bash\n(.*?)```", guide, re.DOTALL)).replace("\\\n", " ")
+    commands = [line for line in blocks.splitlines() if line.startswith("gradacc-certify ")]
+    exports = [command for command in commands if command.startswith("gradacc-certify export")]
+    assert len(commands) >= 7 and len(exports) == 2
+    for command in commands:
+        _parser().parse_args(shlex.split(command.split("#")[0])[1:])  # SystemExit(2) if refused
+    assert all("--key" in command for command in exports)
