@@ -9,6 +9,7 @@
         --key keys/issuer.key --reason "plagiarism"
     gradacc-certify export --registry quizzes/course/certificates.sqlite --key keys/issuer.key \\
         --out registry.json
+    gradacc-certify audit --public-key keys/issuer.pub saved/registry-*.json
 
 Signatures are Ed25519 (the ``cryptography`` package). The instructor's guide is
 quizzes/CERTIFICATES.md. Exit status: 0 done (or valid), 1 refused (or invalid), 2 bad usage.
@@ -25,9 +26,19 @@ from pathlib import Path
 from gradacc_grader.certificates.ids import normalize_id
 from gradacc_grader.certificates.issuing import PASS_MARK, issue_certificates
 from gradacc_grader.certificates.printable import default_fonts, missing_characters
-from gradacc_grader.certificates.published import VALID_DAYS, RegistryRefused, describe
+from gradacc_grader.certificates.published import (
+    VALID_DAYS,
+    RegistryRefused,
+    check_history,
+    describe,
+)
 from gradacc_grader.certificates.records import revocation_record
-from gradacc_grader.certificates.registry import Registry, export_registry, read_registry
+from gradacc_grader.certificates.registry import (
+    MAX_PUBLISHED_BYTES,
+    Registry,
+    export_registry,
+    read_registry,
+)
 from gradacc_grader.certificates.seen import (
     check_not_older,
     default_state_path,
@@ -41,6 +52,7 @@ from gradacc_grader.certificates.signing import (
     public_key_text,
     sign_record,
 )
+from gradacc_grader.certificates.untrusted import parse_json_object, read_small_file
 from gradacc_grader.certificates.verification import Invalid, verify_file, verify_id
 
 # Where the course site publishes its verification page (quizzes/verify/); the QR code of
@@ -115,6 +127,11 @@ def _parser() -> argparse.ArgumentParser:
         help=f"days until the next export is due; verifiers refuse it after (default {VALID_DAYS})",
     )
     export.set_defaults(run=_export)
+    audit = commands.add_parser("audit", help="check saved registries form one unbroken history")
+    audit.add_argument("published", nargs="*", type=Path, help="saved copies of registry.json")
+    audit.add_argument("--registry", type=Path, help="the SQLite registry: all it published")
+    audit.add_argument("--public-key", type=Path, required=True, help="the issuer's key")
+    audit.set_defaults(run=_audit)
     return parser
 
 
@@ -293,6 +310,30 @@ def _export(args) -> int:
     counts = len(published["certificates"]), len(published["revocations"])
     print(f"{args.out}: {counts[0]} certificate(s), {counts[1]} revoked; signed registry")
     print(f"  {describe(published, now)}: export and publish again before then")
+    return 0
+
+
+def _audit(args) -> int:
+    public_key = load_public_key(args.public_key)
+    documents = []
+    if args.registry:
+        with Registry(args.registry) as registry:
+            documents += registry.publications()
+    for path in args.published:
+        data = read_small_file(path, MAX_PUBLISHED_BYTES, "a certificate registry")
+        documents.append(parse_json_object(data.decode("utf-8-sig", "replace"), f"{path}"))
+    if not documents:
+        raise ValueError("nothing to audit: give saved registry.json files, or --registry")
+    try:
+        bodies = check_history(documents, public_key)
+    except RegistryRefused as error:
+        raise Invalid(f"the registries do not form one history: {error}") from None
+    numbers = [body["sequence"] for body in bodies]
+    print(
+        f"CONSISTENT: {len(numbers)} registries, numbers {numbers[0]} to {numbers[-1]}: each "
+        "signed, chained to the earlier ones, and keeping every certificate and revocation "
+        "they published"
+    )
     return 0
 
 

@@ -154,7 +154,8 @@ def check_published(document: dict, public_key, *, now: datetime) -> dict:
 
     Returns:
         The signed registry: ``sequence``, ``issued``, ``next_update``, ``chain``,
-        ``certificates`` and ``revocations``, with ``hash`` (its SHA-256) added.
+        ``certificates`` and ``revocations``, with ``hash`` (its SHA-256) added (see
+        ``authentic``).
 
     Raises:
         RegistryRefused: why the registry cannot be trusted.
@@ -171,6 +172,29 @@ def check_published(document: dict, public_key, *, now: datetime) -> dict:
     >>> check_published(document, public, now=datetime(2026, 6, 2, tzinfo=UTC))
     Traceback (most recent call last):
     gradacc_grader.certificates.published.RegistryRefused: stale: ...
+    """
+    body = authentic(document, public_key)
+    issued, due = parse_time(body["issued"]), parse_time(body["next_update"])
+    if issued > now + CLOCK_SLACK:
+        raise RegistryRefused(
+            f"the registry says it was issued on {_when(issued)}, in the future: check this "
+            "computer's clock"
+        )
+    if now > due:
+        raise RegistryRefused(
+            f"stale: this registry (number {body['sequence']}, issued {_when(issued)}) was due "
+            f"to be replaced by {_when(due)}, {age_text(now - due)} ago; a certificate revoked "
+            "since then would still look valid here. Get the current registry.json from the "
+            "issuer's site, or ask the issuer to publish one"
+        )
+    return body
+
+
+def authentic(document: dict, public_key) -> dict:
+    """The signed registry of a published document, with its ``hash``, whatever its dates.
+
+    Raises:
+        RegistryRefused: not a registry, not signed by ``public_key``, or malformed.
     """
     from gradacc_grader.certificates.signing import public_key_text
 
@@ -202,20 +226,65 @@ def check_published(document: dict, public_key, *, now: datetime) -> dict:
         raise RegistryRefused(
             "the registry names another issuer key than the one it is checked with"
         )
-    issued, due = parse_time(body["issued"]), parse_time(body["next_update"])
-    if issued > now + CLOCK_SLACK:
-        raise RegistryRefused(
-            f"the registry says it was issued on {_when(issued)}, in the future: check this "
-            "computer's clock"
-        )
-    if now > due:
-        raise RegistryRefused(
-            f"stale: this registry (number {body['sequence']}, issued {_when(issued)}) was due "
-            f"to be replaced by {_when(due)}, {age_text(now - due)} ago; a certificate revoked "
-            "since then would still look valid here. Get the current registry.json from the "
-            "issuer's site, or ask the issuer to publish one"
-        )
     return {**body, "hash": registry_hash(document["signed"])}
+
+
+def check_history(documents: list[dict], public_key) -> list[dict]:
+    """Registries published over time, checked as one history: each signed, each later one
+    chained to each earlier one, and nothing an earlier one published missing or changed in a
+    later one. Dates are not checked: old registries are expected here.
+
+    Args:
+        documents: published registries (``{"format", "signed", "signature"}``), any order,
+            any subset of the numbers.
+        public_key: the issuer's public key.
+
+    Returns:
+        The signed registries, by sequence number (one per number).
+
+    Raises:
+        RegistryRefused: the first break in the history, named.
+
+    >>> from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    >>> from gradacc_grader.certificates.signing import public_key_text
+    >>> key = Ed25519PrivateKey.from_private_bytes(bytes(32))
+    >>> now = datetime(2026, 5, 1, tzinfo=UTC)
+    >>> contents = {"public_key": public_key_text(key.public_key()),
+    ...             "certificates": {"A": {"signed": "{}", "signature": ""}}, "revocations": {}}
+    >>> first = next_registry(None, contents, key, now=now)
+    >>> second = next_registry(first, contents, key, now=now)
+    >>> [body["sequence"] for body in check_history([second, first], key.public_key())]
+    [1, 2]
+    >>> dropped = {**contents, "certificates": {}}
+    >>> check_history([first, next_registry(None, dropped, key, now=now)], key.public_key())
+    Traceback (most recent call last):
+    gradacc_grader.certificates.published.RegistryRefused: two different registries are ...
+    """
+    by_number: dict[int, dict] = {}
+    for document in documents:
+        body = authentic(document, public_key)
+        known = by_number.setdefault(body["sequence"], body)
+        if known["hash"] != body["hash"]:
+            raise RegistryRefused(
+                f"two different registries are numbered {body['sequence']}: both are signed "
+                "with the issuer's key, so the key was misused or stolen"
+            )
+    bodies = [by_number[number] for number in sorted(by_number)]
+    for before, after in zip(bodies, bodies[1:], strict=False):
+        if after["chain"][before["sequence"] - 1] != before["hash"]:
+            raise RegistryRefused(
+                f"registry number {after['sequence']} does not continue number "
+                f"{before['sequence']}: its chain lists another registry under that number"
+            )
+        for part in ("certificates", "revocations"):
+            for certificate_id, entry in before[part].items():
+                if after[part].get(certificate_id) != entry:
+                    raise RegistryRefused(
+                        f"the {part[:-1]} {certificate_id}, published in registry number "
+                        f"{before['sequence']}, is missing from (or changed in) number "
+                        f"{after['sequence']}: a published entry vanished"
+                    )
+    return bodies
 
 
 def _check_body(body: dict) -> None:

@@ -160,6 +160,14 @@ class Registry:
         ).fetchone()
         return None if row is None else {"signed": row[0], "signature": row[1]}
 
+    def publications(self) -> list[dict]:
+        """Every registry published from this file (``{"format", "signed", "signature"}``)."""
+        self.connection.executescript(_PUBLICATIONS)
+        rows = self.connection.execute(
+            "SELECT signed, signature FROM publications ORDER BY sequence"
+        ).fetchall()
+        return [{"format": FORMAT, "signed": row[0], "signature": row[1]} for row in rows]
+
     def record_publication(self, sequence: int, document: dict) -> None:
         """Keep a published registry: the next one chains to it, an audit reads them all."""
         self.connection.execute(

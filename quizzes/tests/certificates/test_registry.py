@@ -242,3 +242,50 @@ def test_every_command_of_the_guide_parses_and_export_signs():
     for command in commands:
         _parser().parse_args(shlex.split(command.split("#")[0])[1:])  # SystemExit(2) if refused
     assert all("--key" in command for command in exports)
+
+
+def audit(capsys, registries, *args):
+    return certify(capsys, "audit", "--public-key", registries["public_key"], *args)
+
+
+def test_audit_finds_the_published_history_whole(registries, capsys):
+    sqlite = registries["root"] / "course/certificates.sqlite"
+    status, out = audit(capsys, registries, "--registry", sqlite)
+    assert status == 0 and out.startswith("CONSISTENT: 2 registries, numbers 1 to 2")
+    status, out = audit(capsys, registries, registries["current"], registries["older"])
+    assert status == 0 and "numbers 1 to 2" in out
+
+
+def test_audit_finds_a_fork_and_a_broken_chain(registries, capsys):
+    status, out = audit(capsys, registries, registries["current"], registries["forked"])
+    assert status == 1 and "two different registries are numbered 2" in out
+    status, out = audit(capsys, registries, registries["current"], registries["forked_next"])
+    assert status == 1 and "registry number 3 does not continue number 2" in out
+
+
+def test_audit_finds_a_certificate_the_key_holder_made_vanish(registries, capsys, tmp_path):
+    # whoever holds the key signs a number 3 without Ada's certificate, chained correctly
+    from gradacc_grader.certificates.signing import load_private_key, sign_record
+
+    document = json.loads(registries["current"].read_text("utf-8"))
+    body = json.loads(document["signed"])
+    ada = registries["ids"]["ada"]
+    body["certificates"] = {k: v for k, v in body["certificates"].items() if k != ada}
+    body["chain"] = [*body["chain"], hashlib.sha256(document["signed"].encode()).hexdigest()]
+    body["sequence"] = 3
+    key = load_private_key(registries["root"] / "keys/issuer.key")
+    later = tmp_path / "registry-3.json"
+    later.write_text(json.dumps({"format": document["format"], **sign_record(body, key)}), "utf-8")
+    status, out = audit(capsys, registries, registries["current"], later)
+    assert status == 1
+    assert f"the certificate {ada}, published in registry number 2, is missing from" in out
+    # a verifier who saw number 2 accepts this number 3: the chain holds, the signature too
+    assert verify_id(capsys, registries, registries["current"])[0] == 0
+    status, out = verify_id(capsys, registries, later)
+    assert status == 1 and "unknown ID" in out
+
+
+def test_audit_refuses_a_tampered_copy(registries, tampered, capsys):
+    path, reason = tampered["a revocation deleted"]
+    status, out = audit(capsys, registries, registries["older"], path)
+    assert status == 1 and reason in out
