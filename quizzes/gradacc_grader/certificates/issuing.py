@@ -183,7 +183,7 @@ def issue_certificates(
             f"hand grading of {assignment} is pending for {', '.join(pending)}: grade them "
             "(formgrader's Manual Grading), then issue again; no certificate was issued"
         )
-    Path(out).mkdir(parents=True, exist_ok=True)  # a wrong --out stops here, before signing
+    _check_out(Path(out))
     facts = {"course": course_id, "assignment": assignment, "course_version": course_version}
     facts["day"] = today or date.today()
     with Registry(registry_path, create=True) as registry:
@@ -199,6 +199,13 @@ def issue_certificates(
                 reason = " ".join(str(error).split()) or type(error).__name__
                 item.outcome += f", but its files could not be written ({reason}): issue again"
     return issued
+
+
+def _check_out(out: Path) -> None:
+    """A wrong --out stops issuing before anything is signed (it is made when first needed)."""
+    existing = next(folder for folder in (out, *out.parents) if folder.exists())
+    if not existing.is_dir():
+        raise ValueError(f"--out {out}: {existing} is a file, not a folder")
 
 
 def _issue_one(registry: Registry, result: Result, key, pass_mark: float, facts: dict) -> Issued:
