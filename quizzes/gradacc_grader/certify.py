@@ -267,7 +267,7 @@ def _checked_registry(args, public_key, now: datetime) -> dict:
             state = args.state or default_state_path()
             seen = load_seen(state)
             check_not_older(seen, published)
-            remember(state, seen, published)
+            _remember(state, seen, published)
     except RegistryRefused as error:
         raise Invalid(f"the registry {args.registry} is refused: {error}") from None
     return published
@@ -282,6 +282,17 @@ def _facts(record: dict) -> list[tuple[str, str]]:
         ("date", record["date"]),
         ("course version", record["course_version"]),
     ]
+
+
+def _remember(state: Path, seen: dict, published: dict) -> None:
+    try:
+        remember(state, seen, published)
+    except OSError as error:  # a read-only home: the check stands, the memory is lost
+        print(
+            f"gradacc-certify: warning: cannot remember this registry in {state} "
+            f"({error.strerror or error}): give --state FILE where you can write",
+            file=sys.stderr,
+        )
 
 
 def _revoke(args) -> int:

@@ -289,3 +289,13 @@ def test_audit_refuses_a_tampered_copy(registries, tampered, capsys):
     path, reason = tampered["a revocation deleted"]
     status, out = audit(capsys, registries, registries["older"], path)
     assert status == 1 and reason in out
+
+
+def test_a_state_file_that_cannot_be_written_warns_and_the_check_stands(
+    registries, capsys, tmp_path
+):
+    (tmp_path / "a-file").write_text("x")
+    state = tmp_path / "a-file" / "seen.json"  # its folder is a file: nothing can be written
+    status, out = verify_id(capsys, registries, registries["current"], "ada", "--state", state)
+    assert status == 0 and "VALID" in out
+    assert "warning: cannot remember this registry" in out and "--state FILE" in out
