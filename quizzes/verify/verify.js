@@ -132,7 +132,11 @@
     if (typeof text !== "string" || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(text)) {
       throw new Invalid(`the registry is malformed: ${JSON.stringify(text)} is not a time written YYYY-MM-DDTHH:MM:SSZ`);
     }
-    return Date.parse(text);
+    const moment = Date.parse(text);
+    if (Number.isNaN(moment) || new Date(moment).toISOString().slice(0, 19) + "Z" !== text) {
+      throw new Invalid(`the registry is malformed: ${text} is not a moment in the calendar`);
+    }
+    return moment;
   }
 
   const when = (text) => `${text.slice(0, 10)} ${text.slice(11, 16)} UTC`;
@@ -208,7 +212,9 @@
     try {
       body = await readSigned(document, key, "the signed registry");
     } catch (error) {
-      if (!error.message.startsWith("the signature does not match")) throw error;
+      if (!error.message.startsWith("the signature does not match")) {
+        throw new Invalid(`the registry is malformed (${error.message})`);
+      }
       throw new Invalid("the registry's signature does not match the issuer's key: the registry " +
                         "was changed after it was signed (an entry added, removed or edited, any " +
                         "byte), or it was signed by another key");

@@ -213,6 +213,29 @@ def tampered(registries):
         "signed by a random key": (resigned(body, Ed25519PrivateKey.generate()), MISMATCH),
         "an empty signature": ({**document, "signature": ""}, MISMATCH),
     }
+    # signed with the issuer's own key, but not a registry the issuer's export would write
+    key = load_private_key(registries["root"] / "keys/issuer.key")
+    malformed = "the registry is malformed"
+    cases |= {
+        "a day not in the calendar": (
+            resigned({**body, "issued": body["issued"][:5] + "02-30" + body["issued"][10:]}, key),
+            malformed,
+        ),
+        "due before it was issued": (
+            resigned({**body, "next_update": body["issued"][:4] + "-01-01T00:00:00Z"}, key),
+            malformed,
+        ),
+        "a chain shorter than its number": (resigned({**body, "chain": []}, key), malformed),
+        "a revocation of a certificate it does not list": (
+            resigned(without("certificates", bob), key),
+            malformed,
+        ),
+        "a field too many": (resigned({**body, "note": "hi"}, key), malformed),
+        "another key named inside": (
+            resigned({**body, "public_key": public_key_text(forger.public_key())}, key),
+            "the registry names another issuer key",
+        ),
+    }
     texts = {name: json.dumps(doc, indent=1) for name, (doc, _) in cases.items()}
     reasons = {name: reason for name, (_, reason) in cases.items()}
     # reordered entries: the same JSON value, another text: the signature covers the text
