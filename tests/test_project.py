@@ -1,8 +1,8 @@
 """The project's own rules: one environment, clean notebooks, a self-sufficient first cell."""
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -108,7 +108,7 @@ def test_make_lab_keeps_nbgrader_out_of_the_students_lab():
 
 # What a clone of this repository does not have: the workplace's shared folder beside it, with the
 # guide's source text and the authors' notes (their figures are in docs/measurements.md).
-OUTSIDE = re.compile(r"\.\./shared\b|shared/(?:seed|notes|tools)\b|measured-facts")
+OUTSIDE = re.compile(r"\.\./shared\b|shared/(?:seed|notes|tools)\b|measured-[f]acts")
 
 
 def _outside_references(text: str) -> list[str]:
