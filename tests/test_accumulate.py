@@ -35,7 +35,7 @@ def assert_same(reference, result, dtype):
             torch.testing.assert_close(got, ref, rtol=1e-10, atol=1e-12, msg=name)
         else:
             # measured: correct float32 recipes stay below 8.6e-6 of the largest entry,
-            # wrong ones are off by 4e-2 and more (notes/measured-facts.md)
+            # wrong ones are off by 4e-2 and more (docs/measurements.md)
             assert (got - ref).abs().max().item() <= 1e-4 * scale + 1e-12, name
 
 

@@ -39,7 +39,7 @@ def reference_gradients(model, loss_fn, micro_batches, steps):
 
 
 def matches(reference, got, dtype):
-    """float64: rtol 1e-10, atol 1e-12; float32: max|Δ| <= 1e-4 max|g| (measured-facts.md)."""
+    """float64: rtol 1e-10, atol 1e-12; float32: max|Δ| <= 1e-4 max|g| (docs/measurements.md)."""
     for name, g in reference.items():
         if dtype == torch.float64:
             if not torch.allclose(got[name], g, rtol=1e-10, atol=1e-12):
