@@ -150,6 +150,17 @@ BAD = {
             plain(), sgd(plain()), F.cross_entropy, pairs(), True)),
         ("micro_batches", lambda: accumulate.train_accumulated(
             plain(), sgd(plain()), F.cross_entropy, [], 2)),
+        ("dtype", lambda: accumulate.train_accumulated(
+            plain(), sgd(plain()), F.cross_entropy, pairs(), 2, dtype=torch.float64)),
+        ("scaler", lambda: accumulate.train_accumulated(
+            plain(), sgd(plain()), F.cross_entropy, pairs(), 2, scaler="yes")),
+    ],
+    "accumulate.forward_loss": [
+        ("dtype", lambda: accumulate.forward_loss(plain(), F.cross_entropy, X, Y, torch.int8)),
+        ("loss_fn", lambda: accumulate.forward_loss(plain(), "mse", X, Y)),
+    ],
+    "accumulate.check_autocast_dtype": [
+        ("dtype", lambda: accumulate.check_autocast_dtype(None)),
     ],
     "accumulate.windows": [("accumulation_steps", lambda: accumulate.windows(range(4), 0))],
     "accumulate.merge_windows": [
@@ -738,6 +749,9 @@ CALLS = {
     "accumulate.token_loss": lambda: accumulate.token_loss(torch.zeros(2, 3, 4), Y[:6].view(2, 3)),
     "accumulate.train_accumulated": lambda: accumulate.train_accumulated(
         plain(), sgd(plain()), F.cross_entropy, pairs(), 2, max_grad_norm=1.0),
+    "accumulate.forward_loss": lambda: accumulate.forward_loss(
+        plain(), F.cross_entropy, X, Y, torch.bfloat16),
+    "accumulate.check_autocast_dtype": lambda: accumulate.check_autocast_dtype(torch.float16),
     "accumulate.windows": lambda: list(accumulate.windows(range(5), 2)),
     "accumulate.merge_windows": lambda: accumulate.merge_windows(pairs(), 2),
     "accumulate.check_batch": lambda: accumulate.check_batch(X, Y),
