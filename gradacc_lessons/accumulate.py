@@ -1,11 +1,18 @@
 """Gradient accumulation, the core of the course.
 
+One file on purpose, past the ~400 lines of the others: a student reads it top to bottom
+(the README sends them here): splitting a batch, its gradients, the one training loop (float32
+or mixed precision) and the checks they share.
+
 Glossary (the names used everywhere in the course):
 
-- micro_batch: the small batch that one forward and backward pass sees;
+- micro_batch: the small batch that one forward and backward pass sees; as a number, its
+  size in samples (a micro-batch's place in its window is its `position`);
+- micro_batches: a list of micro-batches, each an (inputs, targets) pair;
 - accumulation_steps: how many micro-batches add their gradients before one update (N);
 - window: the accumulation_steps micro-batches between two optimizer steps;
-- effective_batch: all the samples of one window, the batch the update stands for.
+- effective_batch: all the samples of one window, the batch the update stands for;
+- ns: a list of values of N to try (never `steps`: a step is one optimizer update).
 """
 
 from __future__ import annotations
@@ -219,7 +226,7 @@ class Event:
     # loop of lesson 6 adds "unscale", "update" and "skipped" (a step the GradScaler skipped)
     kind: str
     window: int  # which window (0, 1, ...); the first zero_grad belongs to window 0
-    micro_batch: int | None = None  # position inside the window, for forward/backward
+    position: int | None = None  # the micro-batch's place in its window, for forward/backward
 
 
 def train_accumulated(
@@ -366,8 +373,8 @@ def windows(micro_batches: Iterable, accumulation_steps: int):
 
 def _windows(micro_batches: Iterable, accumulation_steps: int) -> Iterator[list]:
     window = []
-    for micro_batch in micro_batches:
-        window.append(micro_batch)
+    for item in micro_batches:
+        window.append(item)
         if len(window) == accumulation_steps:
             yield window
             window = []

@@ -145,10 +145,10 @@ def accumulation_dtype_errors(
     loss_fn: Callable,
     inputs: torch.Tensor,
     targets: torch.Tensor,
-    steps: Sequence[int],
+    ns: Sequence[int],
     dtype: torch.dtype = torch.bfloat16,
 ) -> dict[int, dict[str, float]]:
-    """The error that adding up a window in a `dtype` `.grad` adds, for each N in `steps`.
+    """The error that adding up a window in a `dtype` `.grad` adds, for each N in `ns`.
 
     A copy of the model is cast to `dtype` (parameters and gradients in 16 bits, as in
     many LLM fine-tunings). For each N the batch runs as N micro-batches; their gradients
@@ -163,9 +163,9 @@ def accumulation_dtype_errors(
     (0.0, True)
     """
     check_autocast_dtype(dtype)
-    steps = as_counts("steps", steps)
+    ns = as_counts("ns", ns)
     errors = {}
-    for n in steps:
+    for n in ns:
         low = copy.deepcopy(model).to(dtype)
         chunks = split_batch(inputs, targets, n)
         arrived, summed = _sum_in_grad(low, loss_fn, chunks, len(inputs), dtype)
