@@ -230,7 +230,7 @@ def test_parameters_change_only_at_window_boundaries():
     def snapshot(event):
         if event.kind in ("backward", "step"):
             weights = model[0].weight.detach().clone()
-            snapshots.append((event.kind, event.window, event.micro_batch, weights))
+            snapshots.append((event.kind, event.window, event.position, weights))
 
     train_accumulated(model, optimizer, nn.CrossEntropyLoss(), micro_batches, 3, on_event=snapshot)
     steps = [s for s in snapshots if s[0] == "step"]
@@ -263,7 +263,7 @@ def test_events_follow_the_rule():
     window = ["forward", "backward"] * 2 + ["clip", "step", "scheduler", "zero_grad"]
     last = ["forward", "backward", "clip", "step", "scheduler", "zero_grad"]
     assert kinds == ["zero_grad"] + window * 2 + last
-    assert [e.micro_batch for e in events if e.kind == "forward"] == [0, 1, 0, 1, 0]
+    assert [e.position for e in events if e.kind == "forward"] == [0, 1, 0, 1, 0]
 
 
 @pytest.mark.parametrize("steps", [0, -1, 1.5])

@@ -25,7 +25,7 @@ VALUES = {
     "float64": "comparison64.relative",
     "by hand": "relative_error(accumulated, by_hand)",
     "steps": "[i for i, e in enumerate(events) if e.kind == 'step']",
-    "last micro-batch": "[events[i - 1].micro_batch for i in"
+    "last micro-batch": "[events[i - 1].position for i in"
     " [i for i, e in enumerate(events) if e.kind == 'step']]",
     "stale": "relative_error(full_batch_gradients(model, loss_fn, x, y), polluted)",
     "loops": f"[[relative_error(reference, train_copy(loop, {SPLIT}, 4)[0]),"
