@@ -28,7 +28,7 @@ from pathlib import Path
 from gradacc_grader.certificates.ids import normalize_id
 from gradacc_grader.certificates.issuing import PASS_MARK, issue_certificates
 from gradacc_grader.certificates.printable import default_fonts, problem_with
-from gradacc_grader.certificates.records import revocation_record
+from gradacc_grader.certificates.records import TITLES, revocation_record
 from gradacc_grader.certificates.registry import Registry, export_registry, read_registry
 from gradacc_grader.certificates.settings import LANGUAGES, read_settings, write_settings
 from gradacc_grader.certificates.signing import (
@@ -255,10 +255,13 @@ def _verify(args) -> int:
 
 
 def _facts(record: dict) -> list[tuple[str, str]]:
+    labels = {"course_title": "course title", "issuer": "issuer", "assignment_title": "passed"}
+    titles = [(labels[field], record[field]) for field in TITLES if field in record]
     return [
         ("name", record["name"]),
         ("course", record["course"]),
         ("assignment", record["assignment"]),
+        *titles,
         ("score", f"{record['score']:g} of {record['max_score']:g}"),
         ("date", record["date"]),
         ("course version", record["course_version"]),
