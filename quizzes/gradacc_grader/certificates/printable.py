@@ -265,8 +265,8 @@ def problem_with(name: str, fonts: dict | None = None) -> str | None:
 
     >>> problem_with("Adébáyọ̀ Ẹ̀bùnolúwa Ọlọ́runfẹ́mi-Ṣóbọ̀ọ̀lá") is None
     True
-    >>> problem_with("Ada\\u0007")
-    'the name holds a control character (U+0007): correct it in the gradebook'
+    >>> problem_with("Ada\\u0007")  # doctest: +ELLIPSIS
+    'the name holds a character that cannot be printed (U+0007, a control character): ...'
     >>> problem_with("李小龍")  # doctest: +ELLIPSIS
     "the certificate's fonts have no letters for 小, 李, 龍: give --font with a font ..."
     """
@@ -275,9 +275,12 @@ def problem_with(name: str, fonts: dict | None = None) -> str | None:
     if not name:
         return "the name is empty: give the student's name in the gradebook"
     for character in name:
-        if _is_control(character):
-            code = f"U+{ord(character):04X}"
-            return f"the name holds a control character ({code}): correct it in the gradebook"
+        kind = _unprintable(character)
+        if kind:
+            return (
+                f"the name holds a character that cannot be printed (U+{ord(character):04X}, "
+                f"{kind}): correct the name in the gradebook"
+            )
     if unicodedata.category(name[0]).startswith("M"):
         return "the name begins with an accent that has no letter to sit on"
     missing = missing_characters(name, fonts)
@@ -289,11 +292,23 @@ def problem_with(name: str, fonts: dict | None = None) -> str | None:
     return _too_long(name, fonts)
 
 
-def _is_control(character: str) -> bool:
-    # Cf (format) characters are refused but for the joiners that names use (ZWJ, ZWNJ)
-    category = unicodedata.category(character)
-    joiner = character in "\u200c\u200d"
-    return category in ("Cc", "Cs", "Co", "Cn") or (category == "Cf" and not joiner)
+UNPRINTABLE = {
+    "Cc": "a control character",
+    "Cf": "an invisible formatting character",
+    "Co": "a private-use character",
+    "Cs": "a lone surrogate",
+    "Cn": "an unassigned code point",
+}
+
+
+def _unprintable(character: str) -> str | None:
+    """What kind of character ``character`` is, if no name may hold it; None if one may.
+
+    The joiners (ZWJ, ZWNJ) are formatting characters that names do use.
+    """
+    if character in "\u200c\u200d":
+        return None
+    return UNPRINTABLE.get(unicodedata.category(character))
 
 
 def _too_long(name: str, fonts: dict) -> str | None:
