@@ -102,7 +102,11 @@ def read_settings(course: Path) -> CertificateSettings:
     if not path.exists():
         return CertificateSettings()
     data = read_small_file(path, MAX_BYTES, "certificate settings")
-    values = parse_json_object(data.decode("utf-8-sig", errors="replace"), str(path))
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not UTF-8 text: save it as UTF-8") from None
+    values = parse_json_object(text, str(path))
     known = {name for name in CertificateSettings.__dataclass_fields__}
     if set(values) - known:
         raise ValueError(f"{path}: unknown settings {sorted(set(values) - known)}")

@@ -297,18 +297,3 @@ def test_a_yoruba_certificate_from_the_settings(tmp_path, capsys, fill_gradebook
     facts = json.loads(pdf.with_suffix(".json").read_text("utf-8"))["certificate"]
     assert facts["assignment_title"] == "the final exam of final"
     assert f"ti yege nínú {facts['assignment_title']}" in lines
-
-
-@pytest.mark.parametrize(
-    "option, value, complaint",
-    [
-        ("--verify-url", "http://example.org/verify/", "https://"),
-        ("--verify-url", "https://example.org/verify/?x=1", "without ?"),
-        ("--course-title", "two\nlines", "one line"),
-    ],
-)
-def test_settings_refuse_what_would_print_wrong(tmp_path, capsys, option, value, complaint):
-    (tmp_path / "course").mkdir()
-    status = main(["settings", "--course", str(tmp_path / "course"), option, value])
-    assert status == 1 and complaint in capsys.readouterr().err
-    assert not (tmp_path / "course/certificate-settings.json").exists()
