@@ -136,7 +136,7 @@ def _draw_facts(pdf: FPDF, name: str, texts: list[Wording]) -> None:
     _lines(pdf, "B", 30, [t.title for t in texts], width)
     pdf.ln(4 if two else 10)
     _lines(pdf, "", 14, [t.certifies for t in texts], width)
-    _line(pdf, "B", _name_size(pdf, name, width), name, width)
+    _line(pdf, "B", NAME_SIZES[0], name, width, smallest=NAME_SIZES[1])
     for part in ("passed", "course", "score"):
         _lines(pdf, "", 14, [getattr(t, part) for t in texts], width)
     pdf.ln(2 if two else 6)
@@ -152,8 +152,9 @@ def _lines(pdf: FPDF, style: str, size: float, lines: list[str], width: float) -
         pdf.set_text_color(0, 0, 0)
 
 
-def _line(pdf: FPDF, style: str, size: float, text: str, width: float) -> None:
-    pdf.set_font("Text", style, size)
+def _line(pdf: FPDF, style: str, size: float, text: str, width: float, smallest: float = 7) -> None:
+    """One centred line, in a smaller size where a long title or name needs it."""
+    pdf.set_font("Text", style, _fitting_size(pdf, style, text, width, size, smallest))
     with _actual_text(pdf, text):
         pdf.cell(width, size * 0.5, text, align="C", new_x="LMARGIN", new_y="NEXT")
 
@@ -177,13 +178,16 @@ class _actual_text:
         self.pdf._out("EMC")
 
 
-def _name_size(pdf: FPDF, name: str, width: float) -> float:
-    """The largest font size, from 34 pt down to 12, at which the name fits on one line."""
-    size = NAME_SIZES[0]
-    pdf.set_font("Text", "B", size)
-    while size > NAME_SIZES[1] and pdf.get_string_width(name) > width:
-        size -= 2
-        pdf.set_font("Text", "B", size)
+def _fitting_size(
+    pdf: FPDF, style: str, text: str, width: float, largest: float, smallest: float
+) -> float:
+    """The largest font size, from ``largest`` down to ``smallest``, at which ``text`` fits
+    on one line (problem_with refuses a name that does not fit at NAME_SIZES[1])."""
+    size = largest
+    pdf.set_font("Text", style, size)
+    while size > smallest and pdf.get_string_width(text) > width:
+        size = max(smallest, size - 1)
+        pdf.set_font("Text", style, size)
     return size
 
 

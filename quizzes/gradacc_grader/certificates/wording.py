@@ -30,8 +30,8 @@ TEXT = {
         "passed": "ti yege nínú {assignment}",
         "course": "ní ẹ̀kọ́ {course}",
         "score": "pẹ̀lú máàkì {score} nínú {max_score} ({percent} %).",
-        "issued_by": "{issuer} ló fi fún un ní ọjọ́ {date}; ẹ̀dà ẹ̀kọ́: {version}.",
-        "issued": "A fi fún un ní ọjọ́ {date}; ẹ̀dà ẹ̀kọ́: {version}.",
+        "issued_by": "{issuer} ló fún un ní ìwé-ẹ̀rí yìí ní ọjọ́ {date}; ẹ̀dà ẹ̀kọ́: {version}.",
+        "issued": "A fún un ní ìwé-ẹ̀rí yìí ní ọjọ́ {date}; ẹ̀dà ẹ̀kọ́: {version}.",
         "id": "Nọ́mbà ìdánimọ̀ ìwé-ẹ̀rí",
         "check": (
             "Ẹ yẹ̀ ẹ́ wò ní {address} (tàbí kí ẹ fi fóònù ka kóòdù yìí). Fáìlì tí a fọwọ́ sí, "
