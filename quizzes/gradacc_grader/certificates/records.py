@@ -30,7 +30,7 @@ REVOCATION = "gradacc-revocation"
 MAX_FILE_BYTES = 100_000
 MAX_TEXT = 200
 # The facts of a certificate and their JSON types ("number": an int or float, never a bool).
-FIELDS = {
+FIELDS_BEFORE_TITLES = {
     "type": "string",
     "id": "string",
     "course": "string",
@@ -41,6 +41,13 @@ FIELDS = {
     "date": "string",
     "course_version": "string",
 }
+# Since 2026-12, a certificate also states in words what a reader outside the course needs
+# (settings.CertificateSettings). Records signed before hold FIELDS_BEFORE_TITLES only and
+# stay valid: their signed text is checked as it was signed.
+TITLES = {"course_title": "string", "issuer": "string", "assignment_title": "string"}
+FIELDS = {**FIELDS_BEFORE_TITLES, **TITLES}
+# Joiners shape a name in some scripts; str.isprintable() calls them unprintable.
+JOINERS = "\u200c\u200d"
 REVOCATION_FIELDS = {"type": "string", "id": "string", "date": "string", "reason": "string"}
 
 
@@ -54,15 +61,22 @@ def certificate_record(
     max_score: float,
     day: date,
     course_version: str,
+    course_title: str = "",
+    issuer: str = "",
+    assignment_title: str = "",
 ) -> dict:
     """The facts a certificate states, checked and in their signed form.
 
-    The name is Unicode-normalized (NFC), so that the same name typed twice is the same text;
-    scores are rounded to hundredths.
+    The name and the titles are Unicode-normalized (NFC), so that the same name typed twice
+    is the same text; scores are rounded to hundredths. ``issue`` always gives the titles
+    and the issuer (settings.CertificateSettings.missing); a page prints the course's and
+    the assignment's ids where they are empty.
 
     >>> record = certificate_record(
     ...     "7K3M-Q9XT-2HPW", course="gradacc", assignment="final", name="Ada  Lovelace",
-    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0")
+    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0",
+    ...     course_title="Gradient accumulation", issuer="Ada's School",
+    ...     assignment_title="the final exam")
     >>> record["name"], record["score"], record["date"]
     ('Ada Lovelace', 8.5, '2026-05-01')
     """
@@ -78,6 +92,9 @@ def certificate_record(
         "max_score": round(float(max_score), 2),
         "date": day.isoformat(),
         "course_version": course_version,
+        "course_title": _text(course_title),
+        "issuer": _text(issuer),
+        "assignment_title": _text(assignment_title),
     }
     check_record(record)
     return record
@@ -95,14 +112,15 @@ def normalize_name(name: str) -> str:
 def check_name(name: str) -> None:
     """ValueError, with the reason a reader understands, unless a certificate can state ``name``.
 
-    A name may hold letters, marks, digits, punctuation, symbols and single spaces of any
-    script, at most ``MAX_TEXT`` characters; not invisible characters (zero-width joiners,
-    direction marks, controls), which would make two different texts look like one name.
+    A name may hold letters, marks, digits, punctuation, symbols, the joiners some scripts
+    shape with (``JOINERS``) and single spaces, at most ``MAX_TEXT`` characters; not other
+    invisible characters (direction overrides, controls), which make two different texts look
+    like one name. (Whether its letters can be printed: ``printable.problem_with``.)
 
-    >>> check_name("Adébáyọ̀ Ọlọ́run")
-    >>> check_name("Ada\u200dLovelace")  # doctest: +ELLIPSIS
+    >>> check_name("Adébáyọ̀ Ọmọ\u200dlẹ́yẹ")
+    >>> check_name("Ada\u202eLovelace")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    ValueError: the name 'Ada\u200dLovelace' holds U+200D ZERO WIDTH JOINER, an invisible ...
+    ValueError: the name 'Ada\u202eLovelace' holds U+202E RIGHT-TO-LEFT OVERRIDE, an invisible ...
     """
     if not name:
         raise ValueError("the name is empty: give the student a name in the gradebook")
@@ -111,12 +129,16 @@ def check_name(name: str) -> None:
             f"the name is longer than {MAX_TEXT} characters: shorten it in the gradebook"
         )
     for character in name:
-        if not character.isprintable():
+        if not character.isprintable() and character not in JOINERS:
             code = f"U+{ord(character):04X} {unicodedata.name(character, 'without a name')}"
             raise ValueError(
                 f"the name {name!r} holds {code}, an invisible character a certificate cannot "
                 "state: correct the name in the gradebook, then issue again"
             )
+
+
+def _text(text: str) -> str:
+    return normalize_name(text)  # titles are written as names are
 
 
 def revocation_record(certificate_id: str, day: date, reason: str) -> dict:
@@ -137,7 +159,8 @@ def check_record(record: dict) -> None:
     Traceback (most recent call last):
     ValueError: its fields are wrong (missing ['assignment', ...], unexpected [])
     """
-    _check_fields(record, FIELDS, CERTIFICATE)
+    fields = FIELDS_BEFORE_TITLES if set(record) == set(FIELDS_BEFORE_TITLES) else FIELDS
+    _check_fields(record, fields, CERTIFICATE)
     if normalize_id(record["id"]) != record["id"]:
         raise ValueError(f"the certificate ID {record['id']!r} is not written as issued")
     # nbgrader's extra credit can take a score above the maximum, never below 0
@@ -163,7 +186,8 @@ def _check_fields(record: dict, fields: dict, kind: str) -> None:
     for name, kind_of_value in fields.items():
         value = record[name]
         if kind_of_value == "string":
-            ok = isinstance(value, str) and len(value) <= MAX_TEXT and value.isprintable()
+            ok = isinstance(value, str) and len(value) <= MAX_TEXT
+            ok = ok and "".join(c for c in value if c not in JOINERS).isprintable()
         else:
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
             ok = ok and math.isfinite(value)
@@ -186,7 +210,8 @@ def certificate_file(entry: dict) -> dict:
     >>> key = Ed25519PrivateKey.from_private_bytes(bytes(32))
     >>> record = certificate_record(
     ...     "7K3M-Q9XT-2HPW", course="gradacc", assignment="final", name="Ada Lovelace",
-    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0")
+    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0",
+    ...     course_title="Gradacc", issuer="Ada", assignment_title="the final")
     >>> sorted(certificate_file(sign_record(record, key)))
     ['certificate', 'format', 'signature', 'signed']
     """
@@ -240,7 +265,8 @@ def check_certificate(document: dict, public_key) -> dict:
     >>> key = Ed25519PrivateKey.from_private_bytes(bytes(32))
     >>> record = certificate_record(
     ...     "7K3M-Q9XT-2HPW", course="gradacc", assignment="final", name="Ada Lovelace",
-    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0")
+    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0",
+    ...     course_title="Gradacc", issuer="Ada", assignment_title="the final")
     >>> document = certificate_file(sign_record(record, key))
     >>> check_certificate(document, key.public_key())["name"]
     'Ada Lovelace'

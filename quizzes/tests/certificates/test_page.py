@@ -24,6 +24,7 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "quizzes" / "verify"
+STATIC = ROOT / "docs" / "_static"  # <site>/_static: the font
 MISMATCH = "the registry's signature does not match the issuer's key"
 VARIANTS = ("older", "stale", "future", "forked", "forked_next")
 
@@ -40,6 +41,7 @@ def site(tmp_path_factory, registries, tampered):
     www/committed/ is the page as committed (nothing published), without one.
     """
     www = tmp_path_factory.mktemp("www")
+    shutil.copytree(STATIC, www / "_static")  # as the site lays it out
 
     def publish(folder: str, registry: Path | None) -> None:
         shutil.copytree(PAGE, www / folder)
