@@ -1,6 +1,7 @@
 """Issuing never fails the class for one student: a name a certificate cannot state is refused
-for that student alone, names are NFC-normalised, and a revoked certificate is not issued
-again (the guide's commands, on gradebooks filled with nbgrader's API)."""
+for that student alone (a joiner is stated), names are NFC-normalised, and a revoked
+certificate is not issued again (the guide's commands, on gradebooks filled with nbgrader's
+API)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import unicodedata
 
 from gradacc_grader.certify import main
 
-ZWJ = "\u200d"
+ZWJ, RLO = "\u200d", "\u202e"
 
 
 def certify(capsys, *args):
@@ -44,7 +45,7 @@ def issued_count(course) -> int:
         return registry.execute("SELECT count(*) FROM certificates").fetchone()[0]
 
 
-def test_a_name_with_a_zero_width_joiner_is_refused_for_that_student_alone(
+def test_a_name_a_certificate_cannot_state_is_refused_for_that_student_alone(
     tmp_path, capsys, fill_gradebook
 ):
     course = fill_gradebook(
@@ -52,26 +53,30 @@ def test_a_name_with_a_zero_width_joiner_is_refused_for_that_student_alone(
         "final",
         {
             "ada": (7.0, 3.0, "Ada Lovelace"),
-            "eve": (7.0, 3.0, f"Eve Mal{ZWJ}lory"),
+            "dee": (7.0, 3.0, f"Adé{ZWJ}báyọ̀ Ọmọ{ZWJ}lẹ́yẹ"),  # a joiner: stated and printed
+            "mal": (7.0, 3.0, f"Mal{RLO}ory Evans"),  # a right-to-left override: refused
             "zoe": (7.0, 2.0, "Zoë Quist"),
         },
     )
     assert certify(capsys, "keygen", "--out", tmp_path / "keys")[0] == 0
     status, out = issue(capsys, tmp_path, course)
     assert status == 0, out
-    refusal = line_of(out, "eve")
-    assert "refused: the name" in refusal and "U+200D ZERO WIDTH JOINER" in refusal
+    refusal = line_of(out, "mal")
+    assert "refused: the name" in refusal and "U+202E RIGHT-TO-LEFT OVERRIDE" in refusal
     assert "correct the name in the gradebook" in refusal
-    assert "refused (see the reason above): eve; the others are issued" in out
-    assert "issued" in line_of(out, "ada") and "issued" in line_of(out, "zoe")
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["ada", "zoe"]
-    assert issued_count(course) == 2
-    # once the name is corrected in the gradebook, issuing again gives Eve hers
-    with sqlite3.connect(course / "gradebook.db") as gradebook:
-        gradebook.execute("UPDATE student SET last_name = 'Mallory' WHERE id = 'eve'")
-    status, out = issue(capsys, tmp_path, course)
-    assert status == 0 and line_of(out, "eve").endswith("issued")
+    assert "refused (see the reason above): mal; the others are issued" in out
+    for student in ("ada", "dee", "zoe"):
+        assert line_of(out, student).endswith("issued"), out
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["ada", "dee", "zoe"]
+    (path,) = (tmp_path / "out/dee").glob("*.json")
+    assert ZWJ in json.loads(path.read_text("utf-8"))["certificate"]["name"]
     assert issued_count(course) == 3
+    # once the name is corrected in the gradebook, issuing again gives Mal theirs
+    with sqlite3.connect(course / "gradebook.db") as gradebook:
+        gradebook.execute("UPDATE student SET first_name = 'Mallory' WHERE id = 'mal'")
+    status, out = issue(capsys, tmp_path, course)
+    assert status == 0 and line_of(out, "mal").endswith("issued")
+    assert issued_count(course) == 4
 
 
 def test_a_name_is_stated_in_nfc_however_it_was_typed(tmp_path, capsys, fill_gradebook):
