@@ -352,7 +352,7 @@ def test_the_site_build_writes_registry_js_for_the_page_on_disk(page, tmp_path):
     done = subprocess.run(build, capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     built = tmp_path / "html" / "verify"
-    page.own.append(built.as_uri() + "/")
+    page.own.append((tmp_path / "html").as_uri() + "/")  # the page and the site's _static
     copy = (built / "registry.js").read_text("utf-8")
     assert json.dumps((PAGE / "registry.json").read_text("utf-8")) in copy
     page.goto((built / "index.html").as_uri())
