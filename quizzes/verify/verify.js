@@ -7,7 +7,8 @@
 // copy of both that the site build writes (gradacc_grader.certificates.offline).
 //
 // A classic script, not a module: Chromium refuses module scripts on file://. What tests and
-// other scripts may call is on globalThis.gradaccVerify.
+// other scripts may call is on globalThis.gradaccVerify. One file, longer than our modules
+// usually are, on purpose: the page has one script to load in order, from disk as from a site.
 
 (() => {
   "use strict";
