@@ -59,9 +59,13 @@ if (VERIFY_PAGE / "index.html").exists():
 
 
 def _copy_verify_page(app, error):
-    """Publish the certificate check page, where it exists, as <site>/verify/."""
+    """Publish the certificate check page, where it exists, as <site>/verify/, with the
+    registry.js that lets it check certificates when opened from disk (file://)."""
     if error is None and (VERIFY_PAGE / "index.html").exists():
+        from gradacc_grader.certificates.offline import write_offline_copy
+
         shutil.copytree(VERIFY_PAGE, Path(app.outdir) / "verify", dirs_exist_ok=True)
+        write_offline_copy(Path(app.outdir) / "verify")
 
 
 def setup(app):

@@ -10,7 +10,9 @@
     gradacc-certify verify --id 7K3M-Q9XT-2HPW --public-key keys/issuer.pub --registry registry.json
     gradacc-certify revoke 7K3M-Q9XT-2HPW --registry quizzes/course/certificates.sqlite \\
         --key keys/issuer.key --reason "plagiarism"
-    gradacc-certify export --registry quizzes/course/certificates.sqlite --out registry.json
+    gradacc-certify export --registry quizzes/course/certificates.sqlite --key keys/issuer.key \\
+        --out registry.json
+    gradacc-certify audit --public-key keys/issuer.pub saved/registry-*.json
 
 Signatures are Ed25519 (the ``cryptography`` package). The instructor's guide is
 quizzes/CERTIFICATES.md. Exit status: 0 done (or valid), 1 refused (or invalid), 2 bad usage.
@@ -22,14 +24,31 @@ import argparse
 import dataclasses
 import sqlite3
 import sys
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 from gradacc_grader.certificates.ids import normalize_id
 from gradacc_grader.certificates.issuing import PASS_MARK, issue_certificates
 from gradacc_grader.certificates.printable import default_fonts, problem_with
+from gradacc_grader.certificates.published import (
+    VALID_DAYS,
+    RegistryRefused,
+    check_history,
+    describe,
+)
 from gradacc_grader.certificates.records import TITLES, revocation_record
-from gradacc_grader.certificates.registry import Registry, export_registry, read_registry
+from gradacc_grader.certificates.registry import (
+    MAX_PUBLISHED_BYTES,
+    Registry,
+    export_registry,
+    read_registry,
+)
+from gradacc_grader.certificates.seen import (
+    check_not_older,
+    default_state_path,
+    load_seen,
+    remember,
+)
 from gradacc_grader.certificates.settings import LANGUAGES, read_settings, write_settings
 from gradacc_grader.certificates.signing import (
     load_private_key,
@@ -38,6 +57,7 @@ from gradacc_grader.certificates.signing import (
     public_key_text,
     sign_record,
 )
+from gradacc_grader.certificates.untrusted import parse_json_object, read_small_file
 from gradacc_grader.certificates.verification import Invalid, verify_file, verify_id
 
 REGISTRY_FILE = "certificates.sqlite"
@@ -99,10 +119,22 @@ def _parser() -> argparse.ArgumentParser:
     revoke.add_argument("--key", type=Path, required=True, help="the issuer's private key")
     revoke.add_argument("--reason", required=True, help="why, in a few words (published)")
     revoke.set_defaults(run=_revoke)
-    export = commands.add_parser("export", help="write the registry as JSON, for publishing")
+    export = commands.add_parser("export", help="sign the registry as JSON, for publishing")
     export.add_argument("--registry", type=Path, required=True, help="the registry (SQLite)")
+    export.add_argument("--key", type=Path, required=True, help="the issuer's private key")
     export.add_argument("--out", type=Path, required=True, help="the JSON file to write")
+    export.add_argument(
+        "--valid-days",
+        type=_valid_days,
+        default=VALID_DAYS,
+        help=f"days until the next export is due; verifiers refuse it after (default {VALID_DAYS})",
+    )
     export.set_defaults(run=_export)
+    audit = commands.add_parser("audit", help="check saved registries form one unbroken history")
+    audit.add_argument("published", nargs="*", type=Path, help="saved copies of registry.json")
+    audit.add_argument("--registry", type=Path, help="the SQLite registry: all it published")
+    audit.add_argument("--public-key", type=Path, required=True, help="the issuer's key")
+    audit.set_defaults(run=_audit)
     return parser
 
 
@@ -156,6 +188,11 @@ def _add_verify(commands) -> None:
     verify.add_argument("--id", help="check this ID in the registry instead of a file")
     verify.add_argument("--public-key", type=Path, required=True, help="the issuer's key")
     verify.add_argument("--registry", type=Path, help="the registry: SQLite, or its JSON export")
+    verify.add_argument(
+        "--state",
+        type=Path,
+        help=f"where to remember the newest registry seen (default {default_state_path()})",
+    )
     verify.set_defaults(run=_verify)
 
 
@@ -167,6 +204,18 @@ def _pass_mark(text: str) -> float:
     if not 0 < value <= 1:  # also false for nan
         raise argparse.ArgumentTypeError(
             f"--pass-mark {text}: give a fraction of the maximum in (0, 1], like 0.7"
+        )
+    return value
+
+
+def _valid_days(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value <= 3660:  # also false for nan
+        raise argparse.ArgumentTypeError(
+            f"--valid-days {text}: give a number of days, more than 0 and at most 3660"
         )
     return value
 
@@ -226,10 +275,13 @@ def _issue(args) -> int:
         r = item.result
         problem = problem_with(r.name, fonts) if item.certificate_id else None
         note = f" (the PDF cannot print the name: {problem})" if problem else ""
-        score, shown = f"{r.score:g}/{r.max_score:g}", item.certificate_id or "-"
+        score, shown = f"{r.score:g}/{r.max_score:g}", item.certificate_id or item.held or "-"
         print(f"{r.student:<16} {score:>9}  {shown:<14}  {item.outcome}{note}")
     count = sum(1 for item in issued if item.certificate_id)
     print(f"{count} certificate(s) in {args.out}; registry: {registry}")
+    refused = [item.result.student for item in issued if item.outcome.startswith("refused")]
+    if refused:
+        print(f"refused (see the reason above): {', '.join(refused)}; the others are issued")
     return 0
 
 
@@ -237,7 +289,8 @@ def _verify(args) -> int:
     if (args.certificate is None) == (args.id is None):
         raise ValueError("give a certificate file or --id ID (one of them)")
     public_key = load_public_key(args.public_key)
-    published = read_registry(args.registry) if args.registry else None
+    now = datetime.now(UTC)
+    published = _checked_registry(args, public_key, now) if args.registry else None
     if args.id is not None:
         if published is None:
             raise ValueError("--id needs --registry: an ID alone is checked in the registry")
@@ -249,9 +302,26 @@ def _verify(args) -> int:
         print(f"  {label:<15} {value}")
     if published is None:
         print("  registry        not checked (no --registry): a revocation would not show")
+    elif "sequence" not in published:
+        print("  registry        listed, not revoked (the issuer's own SQLite registry)")
     else:
         print("  registry        listed, not revoked")
+        print(f"  registry date   {describe(published, now)}")
     return 0
+
+
+def _checked_registry(args, public_key, now: datetime) -> dict:
+    """The registry of --registry; a published copy must be signed, current and not replayed."""
+    try:
+        published = read_registry(args.registry, public_key, now=now)
+        if "sequence" in published:
+            state = args.state or default_state_path()
+            seen = load_seen(state)
+            check_not_older(seen, published)
+            _remember(state, seen, published)
+    except RegistryRefused as error:
+        raise Invalid(f"the registry {args.registry} is refused: {error}") from None
+    return published
 
 
 def _facts(record: dict) -> list[tuple[str, str]]:
@@ -266,6 +336,17 @@ def _facts(record: dict) -> list[tuple[str, str]]:
         ("date", record["date"]),
         ("course version", record["course_version"]),
     ]
+
+
+def _remember(state: Path, seen: dict, published: dict) -> None:
+    try:
+        remember(state, seen, published)
+    except OSError as error:  # a read-only home: the check stands, the memory is lost
+        print(
+            f"gradacc-certify: warning: cannot remember this registry in {state} "
+            f"({error.strerror or error}): give --state FILE where you can write",
+            file=sys.stderr,
+        )
 
 
 def _revoke(args) -> int:
@@ -288,9 +369,36 @@ def _revoke(args) -> int:
 
 
 def _export(args) -> int:
-    published = export_registry(args.registry, args.out)
+    key = _private_key(args.key)
+    now = datetime.now(UTC)
+    published = export_registry(args.registry, args.out, key, now=now, valid_days=args.valid_days)
     counts = len(published["certificates"]), len(published["revocations"])
-    print(f"{args.out}: {counts[0]} certificate(s), {counts[1]} revoked")
+    print(f"{args.out}: {counts[0]} certificate(s), {counts[1]} revoked; signed registry")
+    print(f"  {describe(published, now)}: export and publish again before then")
+    return 0
+
+
+def _audit(args) -> int:
+    public_key = load_public_key(args.public_key)
+    documents = []
+    if args.registry:
+        with Registry(args.registry) as registry:
+            documents += registry.publications()
+    for path in args.published:
+        data = read_small_file(path, MAX_PUBLISHED_BYTES, "a certificate registry")
+        documents.append(parse_json_object(data.decode("utf-8-sig", "replace"), f"{path}"))
+    if not documents:
+        raise ValueError("nothing to audit: give saved registry.json files, or --registry")
+    try:
+        bodies = check_history(documents, public_key)
+    except RegistryRefused as error:
+        raise Invalid(f"the registries do not form one history: {error}") from None
+    numbers = [body["sequence"] for body in bodies]
+    print(
+        f"CONSISTENT: {len(numbers)} registries, numbers {numbers[0]} to {numbers[-1]}: each "
+        "signed, chained to the earlier ones, and keeping every certificate and revocation "
+        "they published"
+    )
     return 0
 
 

@@ -20,11 +20,13 @@ from gradacc_grader.certificates.printable import write_printable
 from gradacc_grader.certificates.records import (
     certificate_file,
     certificate_record,
+    normalize_name,
     write_certificate,
 )
 from gradacc_grader.certificates.registry import Registry
 from gradacc_grader.certificates.settings import CertificateSettings
 from gradacc_grader.certificates.signing import public_key_text, sign_record
+from gradacc_grader.certificates.untrusted import parse_json_object
 
 PASS_MARK = 0.7
 # nbgrader adds points in floating point: 0.7 * 10 is 7.000000000000001, and a total of
@@ -55,11 +57,16 @@ class Result:
 
 @dataclass
 class Issued:
-    """What issuing did for one student: their certificate file (None: none) and why."""
+    """What issuing did for one student: their certificate file (None: none) and why.
+
+    ``held`` is the ID of a certificate the student holds when no file was written for it
+    (revoked, or their total is now below the pass mark).
+    """
 
     result: Result
     document: dict | None
     outcome: str
+    held: str | None = None
 
     @property
     def certificate_id(self) -> str | None:
@@ -115,7 +122,7 @@ def _result(submission) -> Result:
     name = " ".join(part for part in (student.first_name, student.last_name) if part)
     return Result(
         student=student.id,
-        name=name or student.id,
+        name=normalize_name(name or student.id),
         score=float(submission.score),
         max_score=float(submission.max_score),
         needs_manual_grade=bool(submission.needs_manual_grade),
@@ -185,6 +192,7 @@ def issue_certificates(
             f"say once what {course}'s certificates state: gradacc-certify settings --course "
             f"{course} {' '.join(missing)}; no certificate was issued"
         )
+    _check_out(Path(out))
     facts = {"course": course_id, "assignment": assignment, "course_version": course_version}
     facts["course_title"], facts["issuer"] = settings.course_title, settings.issuer
     facts["assignment_title"] = settings.title_of(assignment)
@@ -196,25 +204,57 @@ def issue_certificates(
     for item in issued:
         if item.document:
             folder = out / _folder_name(item.result.student)
-            _write_files(item.document, folder, settings, fonts)
+            try:
+                _write_files(item.document, folder, settings, fonts)
+            except Exception as error:  # one student's PDF (fpdf2, a font) never stops the class
+                reason = " ".join(str(error).split()) or type(error).__name__
+                item.outcome += f", but its files could not be written ({reason}): issue again"
     return issued
 
 
+def _check_out(out: Path) -> None:
+    """A wrong --out stops issuing before anything is signed (it is made when first needed)."""
+    existing = next(folder for folder in (out, *out.parents) if folder.exists())
+    if not existing.is_dir():
+        raise ValueError(f"--out {out}: {existing} is a file, not a folder")
+
+
 def _issue_one(registry: Registry, result: Result, key, pass_mark: float, facts: dict) -> Issued:
-    """Decide for one student, and sign and register their certificate when it is new."""
+    """Decide for one student, and sign and register their certificate when it is new.
+
+    A student whose certificate cannot be made (a name it cannot state) is refused alone,
+    with the reason; the rest of the class is issued.
+    """
     held = registry.find(facts["course"], facts["assignment"], result.student)
+    revocation = registry.revocation(held["id"]) if held else None
+    if revocation:
+        facts_of = parse_json_object(revocation["signed"], "the revocation")
+        return Issued(
+            result,
+            None,
+            f"revoked on {facts_of['date']} ({facts_of['reason']}): not issued again, "
+            "no files written",
+            held=held["id"],
+        )
     if not result.passed(pass_mark):
-        note = f"; holds {held['id']}: revoke it if it must not stand" if held else ""
-        return Issued(result, None, f"below the pass mark{note}")
+        if held:
+            note = "revoke it if it must not stand"
+            return Issued(
+                result, None, f"below the pass mark; holds {held['id']}: {note}", held["id"]
+            )
+        return Issued(result, None, "below the pass mark")
     if held:
         return Issued(result, certificate_file(held), "already issued: files written again")
-    record = certificate_record(
-        _free_id(registry),
-        name=result.name,
-        score=result.score,
-        max_score=result.max_score,
-        **facts,
-    )
+    try:
+        record = certificate_record(
+            _free_id(registry),
+            name=result.name,
+            score=result.score,
+            max_score=result.max_score,
+            **facts,
+        )
+    except ValueError as error:
+        return Issued(result, None, f"refused: {error}")
     entry = sign_record(record, key)
     registry.add(record["id"], facts["course"], facts["assignment"], result.student, entry)
     return Issued(result, certificate_file(entry), "issued")

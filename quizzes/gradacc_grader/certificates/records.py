@@ -80,12 +80,14 @@ def certificate_record(
     >>> record["name"], record["score"], record["date"]
     ('Ada Lovelace', 8.5, '2026-05-01')
     """
+    name = normalize_name(name)
+    check_name(name)
     record = {
         "type": CERTIFICATE,
         "id": certificate_id,
         "course": course,
         "assignment": assignment,
-        "name": _text(name),
+        "name": name,
         "score": round(float(score), 2),
         "max_score": round(float(max_score), 2),
         "date": day.isoformat(),
@@ -98,8 +100,45 @@ def certificate_record(
     return record
 
 
+def normalize_name(name: str) -> str:
+    """A name as a certificate states it: NFC (one text however it was typed), spaces single.
+
+    >>> normalize_name("  Ade\u0301  Bello ") == "Ad\u00e9 Bello"
+    True
+    """
+    return unicodedata.normalize("NFC", " ".join(name.split()))
+
+
+def check_name(name: str) -> None:
+    """ValueError, with the reason a reader understands, unless a certificate can state ``name``.
+
+    A name may hold letters, marks, digits, punctuation, symbols, the joiners some scripts
+    shape with (``JOINERS``) and single spaces, at most ``MAX_TEXT`` characters; not other
+    invisible characters (direction overrides, controls), which make two different texts look
+    like one name. (Whether its letters can be printed: ``printable.problem_with``.)
+
+    >>> check_name("Adébáyọ̀ Ọmọ\u200dlẹ́yẹ")
+    >>> check_name("Ada\u202eLovelace")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: the name 'Ada\u202eLovelace' holds U+202E RIGHT-TO-LEFT OVERRIDE, an invisible ...
+    """
+    if not name:
+        raise ValueError("the name is empty: give the student a name in the gradebook")
+    if len(name) > MAX_TEXT:
+        raise ValueError(
+            f"the name is longer than {MAX_TEXT} characters: shorten it in the gradebook"
+        )
+    for character in name:
+        if not character.isprintable() and character not in JOINERS:
+            code = f"U+{ord(character):04X} {unicodedata.name(character, 'without a name')}"
+            raise ValueError(
+                f"the name {name!r} holds {code}, an invisible character a certificate cannot "
+                "state: correct the name in the gradebook, then issue again"
+            )
+
+
 def _text(text: str) -> str:
-    return unicodedata.normalize("NFC", " ".join(text.split()))
+    return normalize_name(text)  # titles are written as names are
 
 
 def revocation_record(certificate_id: str, day: date, reason: str) -> dict:

@@ -205,12 +205,8 @@ def test_a_revoked_certificate_fails_by_file_and_by_id(issued, capsys):
     assert status == 1 and "revoked" in out
     # the published registry says so too
     published = tmp_path / "registry.json"
-    assert (
-        certify(capsys, "export", "--registry", course / "certificates.sqlite", "--out", published)[
-            0
-        ]
-        == 0
-    )
+    export = ["export", "--registry", course / "certificates.sqlite", "--out", published]
+    assert certify(capsys, *export, "--key", tmp_path / "keys/issuer.key")[0] == 0
     status, out, _ = certify(
         capsys,
         "verify",
@@ -336,9 +332,10 @@ def test_a_self_learner_is_issued_alone(issued, capsys):
 def test_the_published_registry_holds_no_student_ids(issued, capsys):
     tmp_path, course, _ = issued
     published = tmp_path / "registry.json"
-    certify(capsys, "export", "--registry", course / "certificates.sqlite", "--out", published)
+    export = ["export", "--registry", course / "certificates.sqlite", "--out", published]
+    assert certify(capsys, *export, "--key", tmp_path / "keys/issuer.key")[0] == 0
     text = published.read_text("utf-8")
-    assert len(json.loads(text)["certificates"]) == 3
+    assert len(json.loads(json.loads(text)["signed"])["certificates"]) == 3
     assert '"ada"' not in text and '"student"' not in text
 
 
@@ -406,16 +403,26 @@ def test_the_printable_page_states_the_facts_and_its_qr_code_holds_the_address(i
     assert code.text == f"{settings.verify_url}?id={facts['id']}"
 
 
-def test_the_committed_registry_of_the_page_is_an_export_of_an_empty_registry(tmp_path, capsys):
+def test_the_committed_registry_of_the_page_says_nothing_is_published_yet(tmp_path, capsys):
     # quizzes/verify/registry.json stands for "nothing issued yet" until the host exports theirs
-    with Registry(tmp_path / "new.sqlite", create=True):
-        pass
-    exported = tmp_path / "registry.json"
-    assert (
-        certify(capsys, "export", "--registry", tmp_path / "new.sqlite", "--out", exported)[0] == 0
-    )
     committed = Path(__file__).resolve().parents[2] / "verify" / "registry.json"
-    assert exported.read_text("utf-8") == committed.read_text("utf-8")
+    assert json.loads(committed.read_text("utf-8")) == {
+        "format": "gradacc-certificate-registry/2",
+        "signed": None,
+        "signature": None,
+    }
+    assert certify(capsys, "keygen", "--out", tmp_path / "keys")[0] == 0
+    status, out, _ = certify(
+        capsys,
+        "verify",
+        "--id",
+        "7K3M-Q9XT-2HPW",
+        "--public-key",
+        tmp_path / "keys/issuer.pub",
+        "--registry",
+        committed,
+    )
+    assert status == 1 and "published no certificates yet" in out
 
 
 def test_the_registry_never_gives_one_id_twice(tmp_path):

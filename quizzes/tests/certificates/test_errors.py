@@ -286,7 +286,15 @@ CASES = {
         "no certificate registry",
     ),
     "export: no registry": (
-        lambda w: ["export", "--registry", w["bad"] / "nope.sqlite", "--out", w["bad"] / "r.json"],
+        lambda w: [
+            "export",
+            "--registry",
+            w["bad"] / "nope.sqlite",
+            "--key",
+            w["root"] / "keys/issuer.key",
+            "--out",
+            w["bad"] / "r.json",
+        ],
         "no certificate registry",
     ),
     "export: out in a missing folder": (
@@ -294,6 +302,8 @@ CASES = {
             "export",
             "--registry",
             w["course"] / "certificates.sqlite",
+            "--key",
+            w["root"] / "keys/issuer.key",
             "--out",
             w["bad"] / "nope/r.json",
         ],
