@@ -181,14 +181,15 @@ def stop_harnesses(sandbox: Sandbox) -> None:
         sandbox.ready.pop().stop()
 
 
-def run_exercise(source: str, module: str, seed: int, sandbox: Sandbox, timeout=120.0) -> dict:
-    """Run a student's cell on an exercise's cases in a fresh sandbox; what the harness sent.
+def run_exercise(cells, module: str, seed: int, sandbox: Sandbox, timeout=120.0) -> dict:
+    """Run a student's cells, then its function on an exercise's cases in a fresh sandbox.
 
     `module` names an exercise module of inside/ (see inside/loop_harness.py); the
     result is {case name: outcome}, or {"error": why} if the cell or the harness failed.
     """
     harness = sandbox.ready.pop() if sandbox.ready else Running(sandbox, _harness_command(sandbox))
-    request = {"module": module, "seed": seed, "source": source}
+    cells = [cells] if isinstance(cells, str) else list(cells)  # one cell, or the notebook's
+    request = {"module": module, "seed": seed, "cells": cells}
     return harness.answer(json.dumps(request).encode(), timeout)
 
 
