@@ -37,6 +37,8 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Integer, List, Unicode
 
+from gradacc_grader.interrupts import KillUnheededInterrupts
+
 HOME = "/home/student"
 WORK = f"{HOME}/work"  # where the scratch folder appears inside the sandbox
 INSIDE = "/opt/gradacc"  # where inside/ (and, for root, bwrap) appear inside the sandbox
@@ -438,7 +440,7 @@ def _judge(kind: str, found: dict) -> dict:
     return found
 
 
-class SandboxKernelManager(AsyncKernelManager):
+class SandboxKernelManager(KillUnheededInterrupts, AsyncKernelManager):
     """A kernel manager that starts every kernel inside the bubblewrap sandbox.
 
     nbgrader starts the kernel in `<course>/autograded/<student>/<assignment>`; this
