@@ -1,4 +1,4 @@
-"""gradacc-grade: autograde a class in a sandbox, then re-check what student code could fake.
+"""gradacc-grade: autograde a class in a sandbox, then score outside it, where nothing is faked.
 
     gradacc-grade --course quizzes/course gradacc_faq [--jobs 2] [--student ID ...]
 
@@ -7,12 +7,14 @@ Each student is graded in a process and a folder of their own (gradacc_grader.re
 
 0. A submission holding anything but regular files and folders (a link, a named pipe,
    a socket) is refused, each such entry named (gradacc_grader.submissions).
-1. nbgrader autogrades it; the student's kernel runs inside bubblewrap
+1. nbgrader runs the notebook; the student's kernel runs inside bubblewrap
    (gradacc_grader.sandbox): it sees only a scratch copy of the notebook, no course
-   files, no network, with bounded CPU time, memory and processes.
-2. The grader re-checks the autograded answers outside the kernel
-   (gradacc_grader.trusted) and keeps, per grade cell, the lower of nbgrader's score
-   and its own.
+   files, no network, with bounded CPU time, memory and processes. Its test cells hold
+   nothing secret: they only report the answers' values.
+2. The grader scores every autograded cell outside the kernel (gradacc_grader.trusted),
+   from the answer key: the reported choices, and each exercise's function run again on
+   fresh cases in a sandboxed harness. Those scores replace nbgrader's in the gradebook;
+   its messages replace the test cells' outputs (what the feedback shows).
 3. The student's scores and autograded/ folder are merged into the course.
 
 A submission that hangs, kills its kernel or is corrupt fails alone: its autograded

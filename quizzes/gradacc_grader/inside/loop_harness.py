@@ -63,7 +63,7 @@ def run_cells(exercise, built: list, cells: list[str], torch) -> dict:
             last = traceback.format_exc(limit=3)
     function = namespace.get(exercise.FUNCTION)
     if not callable(function):
-        return {"error": f"{exercise.FUNCTION} is not defined: {last.strip()[-300:]}"}
+        return {"error": f"{exercise.FUNCTION} is not defined: {last.strip()[-2000:]}"}
     return {name: outcome_of(exercise, function, case) for name, case in built}
 
 
