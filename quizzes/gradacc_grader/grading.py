@@ -328,6 +328,8 @@ def _record(
             # put back from the source, the student's own cells as submitted.
             path = folder / "autograded" / student / assignment / f"{notebook.name}.ipynb"
             messages = _score(notebook, _read_cells(path), checks, outcome)
+            # Anything that cleans the autograded notebook's outputs runs here, between the
+            # scoring (which reads the report lines) and the grader's messages (kept as written).
             write_messages(path, messages)
         gradebook.db.commit()
         submission = gradebook.find_submission(assignment, student)

@@ -14,7 +14,9 @@
   that is still there, so deleting a test never skips it. A deleted written answer comes
   back empty, never with the source's model answer and rubric (nbgrader's own puts those
   back). It also reads cell metadata that claims another schema version as the current one:
-  nbgrader would otherwise stop grading the whole class at that submission.
+  nbgrader would otherwise stop grading the whole class at that submission; and it drops
+  the empty metadata DeduplicateIds leaves on a copied cell, on which nbgrader's own
+  `add_missing_task_cells` fails the submission with `KeyError: 'grade_id'`.
 - `EscapeStudentMarkdown` shows what a student typed in a markdown cell as text: nbgrader's
   feedback template renders markdown as raw HTML, so `<script>` would run in the page.
 """
@@ -86,6 +88,11 @@ class RestoreMissingCells(OverwriteCells):
         # claims another schema version; the cells are checked against the gradebook anyway
         for cell in nb.cells:
             meta = _nbgrader(cell)
+            if "nbgrader" in cell.get("metadata", {}) and not meta.get("grade_id"):
+                # a copied cell: DeduplicateIds emptied the copy's metadata, and nbgrader's
+                # add_missing_task_cells then fails the whole submission with KeyError
+                del cell.metadata["nbgrader"]
+                continue
             if meta and meta.get("schema_version") != SCHEMA_VERSION:
                 self.log.warning(
                     "Cell metadata of schema %r: read as schema 3", meta.get("schema_version")

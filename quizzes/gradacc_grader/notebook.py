@@ -3,7 +3,7 @@
 Cells, with their grade ids (nbgrader 0.9, metadata schema 3):
 
 - `intro` (locked markdown) and, when the assignment has coding exercises, a locked `setup`
-  cell that imports torch before any student code;
+  cell that imports torch (and finishes its lazy imports) before any student code;
 - per multiple-choice question `q`: `q_prompt` (locked markdown), `q_answer` (the student sets
   `answer_q` to a letter) and `q_test`, a *report* cell: it prints the value the notebook gave
   `answer_q`, one line, and knows nothing else;
@@ -71,7 +71,15 @@ TEXT = {
 
 SETUP = """\
 # Setup (locked): runs before any of your answers; nbgrader puts it back as it is when grading.
-import torch"""
+import torch
+
+# One tiny training step: torch finishes its lazy imports (torch._dynamo, which an optimizer
+# imports on first use) now, before any other cell can change what they rely on.
+_model = torch.nn.Linear(1, 1)
+_optimizer = torch.optim.SGD(_model.parameters(), lr=0.1, momentum=0.9)
+torch.nn.functional.mse_loss(_model(torch.ones(1, 1)), torch.zeros(1, 1)).backward()
+_optimizer.step()
+del _model, _optimizer"""
 
 REPORT = "gradacc-report"  # the first word of a report cell's line (gradacc_grader.trusted)
 

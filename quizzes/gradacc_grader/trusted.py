@@ -113,17 +113,25 @@ def reported(cells: list[dict], grade_id: str, variable: str) -> list[str]:
     ...                      "text": "hello\\ngradacc-report answer_q 'B'\\n"}]}
     >>> reported([cell], "q_test", "answer_q")
     ["'B'"]
+    >>> halves = ("gradacc-report an", "swer_q 'B'")  # one line in two messages
+    >>> cell["outputs"] = [{**cell["outputs"][0], "text": half} for half in halves]
+    >>> reported([cell], "q_test", "answer_q")
+    ["'B'"]
     """
     index = grade_cell_index(cells, grade_id)
     if index is None:
         return []
     prefix = f"{REPORT} {variable} "
-    values = []
+    streams: dict[str, str] = {}  # a busy kernel may send one line in several messages
     for output in cells[index].get("outputs") or []:
         if isinstance(output, dict) and output.get("output_type") == "stream":
-            for line in _text(output.get("text", "")).splitlines():
-                if REPORT in line:  # a line that only mentions the report counts too
-                    values.append(line[len(prefix) :] if line.startswith(prefix) else "")
+            name = str(output.get("name"))
+            streams[name] = streams.get(name, "") + _text(output.get("text", ""))
+    values = []
+    for text in streams.values():
+        for line in text.splitlines():
+            if REPORT in line:  # a line that only mentions the report counts too
+                values.append(line[len(prefix) :] if line.startswith(prefix) else "")
     return values
 
 

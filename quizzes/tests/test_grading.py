@@ -271,7 +271,12 @@ def train_with_accumulation(model, optimizer, loss_fn, micro_batches, accumulati
         names = ("expected", "reference", "_gradacc_module", "_gradacc_scoring")
         found += [v for k, v in frame.f_globals.items() if k in names]
         frame = frame.f_back
-    found += [o for o in gc.get_objects() if getattr(o, "__name__", None) == "expected"]
+    for o in gc.get_objects():
+        try:
+            if getattr(o, "__name__", None) == "expected":
+                found.append(o)
+        except Exception:  # some of torch's objects raise on getattr
+            pass
     if not found:
         raise LookupError("no reference in reach")
 """
@@ -366,6 +371,15 @@ def copied_notebook(course: Path):
     return nb
 
 
+def deleted_notebook(course: Path):
+    """Cells deleted: an answer (its question scores 0), a test cell and the written answer
+    (both put back; the written answer empty, never with the source's model answer)."""
+    nb = honest_notebook(course)
+    gone = {"faq1_answer", "faq2_test", "faq5_written"}
+    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in gone]
+    return nb
+
+
 def submissions(course: Path, port: int) -> dict:
     """Student id -> notebook (or raw bytes) and the autograded points it really earned."""
     honest = lambda: honest_notebook(course)  # noqa: E731
@@ -401,6 +415,7 @@ def submissions(course: Path, port: int) -> dict:
         "always_equal": (always, 3.0 + str_a),  # the loop, and "A" where A is right
         "varied": (varied_notebook(course), AUTOGRADED),
         "copier": (copied_notebook(course), AUTOGRADED),
+        "deleter": (deleted_notebook(course), AUTOGRADED - 1),
         "hooker": (hooker, 3.0),
         "framer": (framer, 0.0),
         "proc": (proc, 0.0),
@@ -613,7 +628,7 @@ def test_the_table_says_why_points_were_lost(graded):
     assert f"{LOOP}_test: 0 / 3" in notes("patcher"), table
     assert "faq2_test: 0 / 1 (answer_faq2 is not set to a string)" in notes("blanker"), table
     assert "answer_faq1 reported 4 times" in notes("forger"), table
-    assert "answer_faq1 reported 21 times" in notes("hooker"), table
+    assert re.search(r"answer_faq1 reported \d\d times", notes("hooker")), table
     assert "no reference in reach" in notes("framer"), table
 
 
@@ -671,6 +686,15 @@ def test_what_the_attacks_saw_holds_no_secret(graded):
     assert "def cases" in dump and "def expected" not in dump
     assert "window_loop.py" in _feedback_page(course, "proc")  # the harness's error, as data
     assert "no reference in reach" in _feedback_page(course, "framer")
+
+
+def test_a_deleted_written_answer_comes_back_without_the_model_answer(graded):
+    course = graded["course"]
+    path = course / "autograded" / "deleter" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    cells = _cells_by_id(nbformat.read(path, 4))
+    assert "faq5_written" in cells and "faq2_test" in cells  # put back
+    for text in ("Model answer", "Rubric"):
+        assert text not in path.read_text() and text not in _feedback_page(course, "deleter")
 
 
 def test_feedback_is_written_and_explains_only_after_the_deadline(graded):
