@@ -108,7 +108,7 @@ def _solution(source: str, indent: str = "") -> str:
 
 
 def _question_cells(asked: Asked, number: int, lang: str) -> list:
-    """Prompt, answer cell and hidden test of one multiple-choice question."""
+    """Prompt, answer cell and report cell (the test) of one multiple-choice question."""
     text, qid, points = TEXT[lang], asked.item.id, asked.item.points
     listed = "\n".join(f"- **{LETTERS[i]}.** {c.text}" for i, c in enumerate(asked.choices))
     heading = text["question"].format(number=number, points=points)
@@ -133,7 +133,7 @@ def _question_cells(asked: Asked, number: int, lang: str) -> list:
 
 
 def _exercise_cells(seeded: Seeded, lang: str) -> list:
-    """Prompt, answer, quick check and hidden test of one coding exercise."""
+    """Prompt, answer, quick check and test cell (it runs nothing) of one coding exercise."""
     item, text = seeded.item, TEXT[lang]
     function = _function_name(item.starter)
     answer = f"{item.starter}\n{_solution(item.solution, indent='    ')}"

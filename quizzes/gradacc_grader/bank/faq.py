@@ -356,7 +356,7 @@ Complete `train_with_accumulation(model, optimizer, loss_fn, micro_batches, accu
   too, weighted as a batch of its own samples; the function returns nothing.
 
 Each window must make the same update as one batch holding all of its samples. Run the quick
-check below your function: it catches the common bugs. The hidden test then trains models case
+check below your function: it catches the common bugs. The grader then trains models case
 by case (whole windows, a shorter last window, leftover gradients), part of the points for each.""",
     "yo": """\
 ### FAQ 3 ní kóòdù: kọ lupu ikojọpọ ({points})
