@@ -303,6 +303,9 @@ def _python_binds(hidden: tuple[Path, ...]) -> list[str]:
             )
         if any(secret.is_relative_to(p) for p in paths):
             args += ["--tmpfs", str(secret)]  # an empty folder where it was
+    package = Path(__file__).resolve().parent  # installed into the venv: references, hints
+    if any(package.is_relative_to(p) for p in paths):
+        args += ["--tmpfs", str(package)]  # (inside/ is bound apart, at /opt/gradacc/inside)
     return args
 
 
