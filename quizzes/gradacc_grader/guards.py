@@ -17,6 +17,8 @@
   nbgrader would otherwise stop grading the whole class at that submission; and it drops
   the empty metadata DeduplicateIds leaves on a copied cell, on which nbgrader's own
   `add_missing_task_cells` fails the submission with `KeyError: 'grade_id'`.
+- `ClearTestCellsHiddenTests` strips the hidden regions (the report lines) of the test cells in
+  the feedback, and leaves a student's own cells as they are.
 - `EscapeStudentMarkdown` shows what a student typed in a markdown cell as text: nbgrader's
   feedback template renders markdown as raw HTML, so `<script>` would run in the page.
 """
@@ -27,7 +29,7 @@ import html
 
 from nbformat.notebooknode import NotebookNode
 from nbgrader.api import MissingEntry
-from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
 from nbgrader.utils import compute_checksum
 
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
@@ -154,6 +156,20 @@ class RestoreMissingCells(OverwriteCells):
             if _nbgrader(cell).get("grade_id") == grade_id:
                 return index
         return None
+
+
+class ClearTestCellsHiddenTests(ClearHiddenTests):
+    """nbgrader's ClearHiddenTests for the test cells only, at generate_feedback.
+
+    nbgrader's looks for the markers in every cell: a student's own cell that mentions
+    "BEGIN HIDDEN TESTS" (a search for hidden tests, a string in a comment) failed that
+    student's whole feedback with "No end hidden tests statement found".
+    """
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        if not _is_test(cell):
+            return cell, resources
+        return super().preprocess_cell(cell, resources, cell_index)
 
 
 class EscapeStudentMarkdown(NbGraderPreprocessor):

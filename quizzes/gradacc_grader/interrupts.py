@@ -19,7 +19,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-INTERRUPT_GRACE = 15.0  # seconds an interrupted cell has to end: KeyboardInterrupt is instant
+# seconds an interrupted cell has to end: KeyboardInterrupt is instant on an idle machine,
+# several seconds on one loaded many times over
+INTERRUPT_GRACE = 30.0
 
 
 class KillUnheededInterrupts:

@@ -43,12 +43,13 @@ def configure(c) -> None:
 
     # Feedback goes to students. The test cells hold no secret (they only report values; the
     # grader scores outside the sandbox and writes its own message into them), so only the
-    # hidden regions' report lines are stripped (ClearHiddenTests), and a student's markdown is
-    # shown as text (EscapeStudentMarkdown: the template renders raw HTML).
+    # hidden regions' report lines are stripped, of the test cells only (ClearTestCellsHiddenTests:
+    # nbgrader's fails a student's feedback whose own cell mentions its marker), and a student's
+    # markdown is shown as text (EscapeStudentMarkdown: the template renders raw HTML).
     c.GenerateFeedback.preprocessors = [
         "nbgrader.preprocessors.GetGrades",
         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-        "nbgrader.preprocessors.ClearHiddenTests",
+        f"{GUARDS}.ClearTestCellsHiddenTests",
         f"{GUARDS}.EscapeStudentMarkdown",
     ]
     # When a wrong choice's message says what that choice gets wrong (never which one is
