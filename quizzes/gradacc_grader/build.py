@@ -22,7 +22,7 @@ from pathlib import Path
 import nbformat
 
 from gradacc_grader.bank import ASSIGNMENTS
-from gradacc_grader.draw import Asked, Release, Seeded, draw_release
+from gradacc_grader.draw import LETTERS, Asked, Release, Seeded, draw_release
 from gradacc_grader.notebook import build_notebook
 from gradacc_grader.sample_class import write_sample_class
 from gradacc_grader.secret import ensure_secret
@@ -38,7 +38,9 @@ configure(c)
 
 
 def answer_key(release: Release) -> dict:
-    """What the grader's re-check needs: each grade cell's right letter or exercise module.
+    """What the grader needs to score outside the sandbox: each grade cell's right letter and
+    the explanation of every choice, or its exercise module. It stays in keys/, which no
+    sandbox sees.
 
     >>> from gradacc_grader.bank.lesson2 import LESSON2
     >>> key = answer_key(draw_release(LESSON2, b"s" * 64))
@@ -55,6 +57,8 @@ def answer_key(release: Release) -> dict:
                     "points": item.item.points,
                     "variable": f"answer_{item.item.id}",
                     "letter": item.letter,
+                    # what each choice gets right or wrong: the grader's message, never the kernel's
+                    "why": {LETTERS[i]: choice.why for i, choice in enumerate(item.choices)},
                 }
             )
         elif isinstance(item, Seeded):

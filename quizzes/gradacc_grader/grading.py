@@ -1,4 +1,4 @@
-"""gradacc-grade: autograde a class in a sandbox, then re-check what student code could fake.
+"""gradacc-grade: autograde a class in a sandbox, then score outside it, where nothing is faked.
 
     gradacc-grade --course quizzes/course gradacc_faq [--jobs 2] [--student ID ...]
 
@@ -7,12 +7,14 @@ Each student is graded in a process and a folder of their own (gradacc_grader.re
 
 0. A submission holding anything but regular files and folders (a link, a named pipe,
    a socket) is refused, each such entry named (gradacc_grader.submissions).
-1. nbgrader autogrades it; the student's kernel runs inside bubblewrap
+1. nbgrader runs the notebook; the student's kernel runs inside bubblewrap
    (gradacc_grader.sandbox): it sees only a scratch copy of the notebook, no course
-   files, no network, with bounded CPU time, memory and processes.
-2. The grader re-checks the autograded answers outside the kernel
-   (gradacc_grader.trusted) and keeps, per grade cell, the lower of nbgrader's score
-   and its own.
+   files, no network, with bounded CPU time, memory and processes. Its test cells hold
+   nothing secret: they only report the answers' values.
+2. The grader scores every autograded cell outside the kernel (gradacc_grader.trusted),
+   from the answer key: the reported choices, and each exercise's function run again on
+   fresh cases in a sandboxed harness. Those scores replace nbgrader's in the gradebook;
+   its messages replace the test cells' outputs (what the feedback shows).
 3. The student's scores and autograded/ folder are merged into the course.
 
 A submission that hangs, kills its kernel or is corrupt fails alone: its autograded
@@ -26,6 +28,7 @@ For a class spread over machines: `--results DIR` on each (for instance one
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import multiprocessing
 import multiprocessing.connection
@@ -185,7 +188,7 @@ def grade_class(
             folder = results / waiting.pop(0)
             refused = prepare(course, assignment, folder.name, folder)
             if refused:
-                save(folder, _record(folder, assignment, folder.name, refused, []))
+                save(folder, _record(folder, assignment, folder.name, refused))
                 outcomes.append(_conclude(course, assignment, folder, merge_into_course))
             else:
                 # A core no other student waits for: the re-check's harness starts with the
@@ -237,7 +240,7 @@ def _finish(process, assignment: str, folder: Path, timeout: float) -> None:
         log = folder / "grading.log"
         last = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
         status = f"failed: grading ended with exit code {process.exitcode}: {last}"
-    save(folder, _record(folder, assignment, folder.name, status, []))
+    save(folder, _record(folder, assignment, folder.name, status))
 
 
 def _conclude(course: Path, assignment: str, folder: Path, merge_into_course: bool) -> Outcome:
@@ -247,13 +250,11 @@ def _conclude(course: Path, assignment: str, folder: Path, merge_into_course: bo
 
 
 def _grade_here(course: Path, assignment: str, sandbox: Sandbox, folder: Path, spare: bool):
-    """In the child: autograde the student's folder, re-check, save the outcome."""
-    from gradacc_grader.trusted import checks_for
-
+    """In the child: autograde the student's folder, score outside the sandbox, save."""
     log = os.open(folder / "grading.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(log, 1)  # the kernel's and nbgrader's chatter goes to the student's log
     os.dup2(log, 2)
-    # The re-check's sandbox hides the student's folder too (it holds the answer's tests).
+    # The harness's sandbox hides the student's folder too (it holds the test cells).
     sandbox = replace(sandbox, hidden=(*sandbox.hidden, folder), ready=[])
     if spare:
         start_harness(sandbox)
@@ -265,8 +266,7 @@ def _grade_here(course: Path, assignment: str, sandbox: Sandbox, folder: Path, s
         status = _autograde(folder, assignment, sandbox, kernels)
     finally:
         shutil.rmtree(kernels, ignore_errors=True)
-    checks = checks_for(assignment, course, sandbox)
-    outcome = _record(folder, assignment, folder.name, status, checks)
+    outcome = _record(folder, assignment, folder.name, status, course, sandbox)
     stop_harnesses(sandbox)
     save(folder, outcome)
 
@@ -301,9 +301,17 @@ def _reason(log: str) -> str:
     return (log.strip().splitlines() or ["nbgrader failed"])[-1][-160:]
 
 
-def _record(folder: Path, assignment: str, student: str, status: str, checks) -> Outcome:
-    """Apply the trusted checks (or zeros after a failure) to the student's gradebook."""
+def _record(
+    folder: Path, assignment: str, student: str, status: str, course=None, sandbox=None
+) -> Outcome:
+    """Score every autograded cell outside the sandbox and write it into the student's
+    gradebook, and each score's message into the test cells; zeros (and why) after a failure.
+
+    nbgrader's own auto scores are never kept: its test cells only report values.
+    """
     from nbgrader.api import Gradebook, MissingEntry
+
+    from gradacc_grader.trusted import checks_for
 
     outcome = Outcome(student, status)
     with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gradebook:
@@ -313,11 +321,16 @@ def _record(folder: Path, assignment: str, student: str, status: str, checks) ->
             if outcome.ok:
                 outcome.status = "failed: nbgrader recorded no submission"
             return outcome
+        explain = explain_wrong_choices(folder, submission.assignment.duedate)
+        checks = checks_for(assignment, course, sandbox, explain) if outcome.ok else []
         for notebook in submission.notebooks:
             # nbgrader's autograded copy holds the cells as they ran: locked and test cells
             # put back from the source, the student's own cells as submitted.
             path = folder / "autograded" / student / assignment / f"{notebook.name}.ipynb"
-            _apply_checks(notebook, _read_cells(path), checks, outcome)
+            messages = _score(notebook, _read_cells(path), checks, outcome)
+            # Anything that cleans the autograded notebook's outputs runs here, between the
+            # scoring (which reads the report lines) and the grader's messages (kept as written).
+            write_messages(path, messages)
         gradebook.db.commit()
         submission = gradebook.find_submission(assignment, student)
         outcome.score, outcome.max_score = submission.score, submission.max_score
@@ -325,32 +338,71 @@ def _record(folder: Path, assignment: str, student: str, status: str, checks) ->
     return outcome
 
 
-def _apply_checks(notebook, cells, checks, outcome: Outcome) -> None:
-    """Per autograded cell: min(nbgrader's score, the trusted check's); 0 after a failure."""
+def explain_wrong_choices(folder: Path, duedate) -> bool:
+    """Does a wrong choice's message say what it gets wrong? The course's setting says when:
+
+    `c.GradaccFeedback.explain_wrong_choices = "now"` (self-paced, no resubmission) or
+    `"after_deadline"` (the default: only once the assignment's due date has passed).
+    """
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
+    when = config.GradaccFeedback.get("explain_wrong_choices", "after_deadline")
+    if when == "now":
+        return True
+    if when != "after_deadline":
+        raise ValueError(
+            f"GradaccFeedback.explain_wrong_choices = {when!r}: set it to 'now' or "
+            "'after_deadline' in nbgrader_config.py"
+        )
+    now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)  # as nbgrader's
+    return duedate is not None and now > duedate
+
+
+def _score(notebook, cells: list[dict], checks, outcome: Outcome) -> dict[str, str]:
+    """Set every autograded code cell's score from the grader's checks; {grade id: message}."""
+    messages = {}
     for grade in notebook.grades:
-        if grade.cell.cell_type != "code" or grade.auto_score is None:
+        if grade.cell.cell_type != "code":
             continue
         check = next((c for c in checks if c.grade_id == grade.name), None)
         if not outcome.ok:
-            trusted, why = 0.0, "submission not graded"
-        elif check is None or grade.auto_score == 0:
-            continue  # nothing to re-check, or nothing a re-check could take back
+            points, why, message = 0.0, "submission not graded", f"Not graded: {outcome.status}"
+        elif check is None:
+            points, why = 0.0, "no answer key for this cell"
+            message = "Not graded: the course's answer key has no entry for this cell."
         else:
-            trusted, why = check.run(*cells)
-        if grade.auto_score > trusted:
-            outcome.notes.append(f"{grade.name}: {grade.auto_score:g} -> {trusted:g} ({why})")
-            grade.auto_score = trusted
+            scored = check.run(cells)
+            points, why, message = scored.points, scored.why, scored.message
+        if points < grade.max_score and outcome.ok:
+            outcome.notes.append(f"{grade.name}: {points:g} / {grade.max_score:g} ({why})")
+        grade.auto_score, grade.needs_manual_grade = points, False
+        messages[grade.name] = message
+    return messages
 
 
-def _read_cells(path: Path):
-    from gradacc_grader.trusted import submitted_cells
+def write_messages(path: Path, messages: dict[str, str]) -> None:
+    """Replace each scored test cell's outputs by the grader's own message (plain text)."""
+    if not messages or path.is_symlink() or not path.is_file():
+        return
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    for cell in notebook.get("cells", []):
+        grade_id = ((cell.get("metadata") or {}).get("nbgrader") or {}).get("grade_id")
+        if cell.get("cell_type") == "code" and grade_id in messages:
+            text = messages[grade_id] + "\n"
+            cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": text}]
+    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _read_cells(path: Path) -> list[dict]:
+    from gradacc_grader.trusted import notebook_cells
 
     try:
         if path.is_symlink() or path.stat().st_size > MAX_NOTEBOOK_BYTES:
-            return {}, {}
-        return submitted_cells(json.loads(path.read_text(encoding="utf-8")))
+            return []
+        return notebook_cells(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, AttributeError, TypeError):
-        return {}, {}  # a corrupt notebook: every trusted check fails
+        return []  # a corrupt notebook: every check scores 0
 
 
 def score_table(outcomes: list[Outcome]) -> str:
@@ -367,7 +419,7 @@ def score_table(outcomes: list[Outcome]) -> str:
         lines.append(
             f"{o.student:<{width}}  {o.score:5.1f}  {o.max_score:5.1f}  {manual:<6}  {o.status}"
         )
-        lines += [f"{'':<{width}}    trusted re-check: {note}" for note in o.notes]
+        lines += [f"{'':<{width}}    {note}" for note in o.notes]
     return "\n".join(lines)
 
 

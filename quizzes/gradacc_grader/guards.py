@@ -1,4 +1,4 @@
-"""nbgrader preprocessors that keep grading fair: restore deleted test cells, keep feedback safe.
+"""nbgrader preprocessors that keep grading fair: restore deleted test cells, escape markdown.
 
 `gradacc_grader.settings` plugs them into nbgrader 0.9:
 
@@ -11,12 +11,14 @@
   back silently, and an edited one is reported as "cell X was edited". Unlike nbgrader's own
   `add_missing_cells`, which fails with a KeyError when the cell before a deleted test
   is gone too, it puts a deleted grade cell back after the nearest earlier cell
-  that is still there, so deleting a test never skips it. It also reads cell metadata
-  that claims another schema version as the current one: nbgrader would otherwise stop
-  grading the whole class at that submission.
-- `HideHiddenTests` runs in `generate_feedback` before `ClearHiddenTests`: the traceback of
-  a failing test cell would print the hidden test's source lines, so a test cell's error
-  keeps only its last line, and any output that quotes a hidden test line is replaced.
+  that is still there, so deleting a test never skips it. A deleted written answer comes
+  back empty, never with the source's model answer and rubric (nbgrader's own puts those
+  back). It also reads cell metadata that claims another schema version as the current one:
+  nbgrader would otherwise stop grading the whole class at that submission; and it drops
+  the empty metadata DeduplicateIds leaves on a copied cell, on which nbgrader's own
+  `add_missing_task_cells` fails the submission with `KeyError: 'grade_id'`.
+- `ClearTestCellsHiddenTests` strips the hidden regions (the report lines) of the test cells in
+  the feedback, and leaves a student's own cells as they are.
 - `EscapeStudentMarkdown` shows what a student typed in a markdown cell as text: nbgrader's
   feedback template renders markdown as raw HTML, so `<script>` would run in the page.
 """
@@ -27,12 +29,11 @@ import html
 
 from nbformat.notebooknode import NotebookNode
 from nbgrader.api import MissingEntry
-from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
 from nbgrader.utils import compute_checksum
 
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
 END_HIDDEN = "### END HIDDEN TESTS"
-HIDDEN_NOTE = "(hidden: this output quotes the hidden tests)"
 SCHEMA_VERSION = 3  # of nbgrader's cell metadata, in nbgrader 0.9
 
 
@@ -89,6 +90,11 @@ class RestoreMissingCells(OverwriteCells):
         # claims another schema version; the cells are checked against the gradebook anyway
         for cell in nb.cells:
             meta = _nbgrader(cell)
+            if "nbgrader" in cell.get("metadata", {}) and not meta.get("grade_id"):
+                # a copied cell: DeduplicateIds emptied the copy's metadata, and nbgrader's
+                # add_missing_task_cells then fails the whole submission with KeyError
+                del cell.metadata["nbgrader"]
+                continue
             if meta and meta.get("schema_version") != SCHEMA_VERSION:
                 self.log.warning(
                     "Cell metadata of schema %r: read as schema 3", meta.get("schema_version")
@@ -105,9 +111,10 @@ class RestoreMissingCells(OverwriteCells):
                 continue
             self.log.warning("Missing grade cell %s: putting it back", grade_cell.name)
             source_cell = source_nb.source_cells[order.index(grade_cell.name)]
-            cell = self.missing_cell_transform(
-                source_cell, grade_cell.max_score, is_solution=grade_cell.name in solutions
-            )
+            solution = grade_cell.name in solutions
+            cell = self.missing_cell_transform(source_cell, grade_cell.max_score, solution)
+            if solution:  # the source's text is the model answer and the rubric: never that
+                cell["source"] = self.missing_cell_notification.format(cell_id=grade_cell.name)
             earlier = [self._position(nb, name) for name in order[: order.index(grade_cell.name)]]
             present = [index for index in earlier if index is not None]
             nb.cells.insert(max(present) + 1 if present else 0, cell)
@@ -151,32 +158,18 @@ class RestoreMissingCells(OverwriteCells):
         return None
 
 
-class HideHiddenTests(NbGraderPreprocessor):
-    """Keep hidden tests out of feedback: no tracebacks of test cells, no quoted test lines."""
+class ClearTestCellsHiddenTests(ClearHiddenTests):
+    """nbgrader's ClearHiddenTests for the test cells only, at generate_feedback.
 
-    def preprocess(self, nb, resources):
-        secret = set().union(*(hidden_lines(cell.source) for cell in nb.cells))
-        for cell in nb.cells:
-            if cell.cell_type == "code":
-                cell.outputs = [self._clean(out, secret, _is_test(cell)) for out in cell.outputs]
-        return nb, resources
+    nbgrader's looks for the markers in every cell: a student's own cell that mentions
+    "BEGIN HIDDEN TESTS" (a search for hidden tests, a string in a comment) failed that
+    student's whole feedback with "No end hidden tests statement found".
+    """
 
-    @staticmethod
-    def _clean(output, secret: set[str], in_test: bool):
-        def quotes(text) -> bool:
-            return any(line in str(text) for line in secret)
-
-        if output.output_type == "error":
-            if quotes(output.evalue):
-                output.evalue = HIDDEN_NOTE
-            if in_test or quotes(output.traceback):
-                output.traceback = [f"{output.ename}: {output.evalue}"]
-        elif output.output_type == "stream":
-            if quotes(output.text):
-                output.text = HIDDEN_NOTE + "\n"
-        elif quotes(output.get("data")):
-            output.data = {"text/plain": HIDDEN_NOTE}
-        return output
+    def preprocess_cell(self, cell, resources, cell_index):
+        if not _is_test(cell):
+            return cell, resources
+        return super().preprocess_cell(cell, resources, cell_index)
 
 
 class EscapeStudentMarkdown(NbGraderPreprocessor):

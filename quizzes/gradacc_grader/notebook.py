@@ -3,45 +3,47 @@
 Cells, with their grade ids (nbgrader 0.9, metadata schema 3):
 
 - `intro` (locked markdown) and, when the assignment has coding exercises, a locked `setup`
-  cell that runs before any student code and snapshots what the hidden tests rely on;
+  cell that imports torch (and finishes its lazy imports) before any student code;
 - per multiple-choice question `q`: `q_prompt` (locked markdown), `q_answer` (the student sets
-  `answer_q` to a letter) and `q_test` (hidden test; a wrong letter fails with that choice's
-  explanation from the bank);
+  `answer_q` to a letter) and `q_test`, a *report* cell: it prints the value the notebook gave
+  `answer_q`, one line, and knows nothing else;
 - per coding exercise `e`: `e_prompt`, `e_answer` (the function to write), `e_check` (a locked
-  quick check the student can run; never graded) and `e_test` (hidden: the exercise's module
-  grades the function case by case and the cell's last value is the partial credit);
+  quick check the student can run; never graded) and `e_test`, a report cell that runs nothing;
 - per written answer `w`: `w_prompt` and `w` (markdown, graded by hand; its source holds the
   model answer and the rubric, which nbgrader replaces by "YOUR ANSWER HERE" in the release).
+
+Nothing secret goes into a cell the student's kernel runs: no letter, no explanation, no
+seed, no reference. The grader scores outside the sandbox (gradacc_grader.trusted), from
+what the report cells printed and from the student's cells run again on cases of its own,
+and writes its scores and its own message into the gradebook and the test cells.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import nbformat
 
 from gradacc_grader.bank.core import Written
 from gradacc_grader.draw import LETTERS, Asked, Release, Seeded
 
-INSIDE = Path(__file__).resolve().parent / "inside"
-
 TEXT = {
     "en": {
         "how": (
             "**How to answer.** For each question, set `answer_...` in the cell below it to one "
             'letter, `"A"`, `"B"`, `"C"` or `"D"`: the variable, `=` and the letter in quotes, '
-            "nothing else, once. Add cells of your own to compute whatever you need. Hidden tests "
-            "grade your answers after you submit; the cells marked as tests stay empty here. "
+            "nothing else. Add cells of your own to compute whatever you need. After you submit, "
+            "the grader reads the value each answer holds when its test cell runs and grades "
+            "it outside the notebook; the cells marked as tests stay empty here. "
             "Before you submit, run *Kernel → Restart Kernel and Run All Cells*: the notebook "
             "must run from top to bottom without errors. Locked cells are put back as they were "
             "when nbgrader grades."
         ),
         "answer": 'Your answer: set answer_{id} to one letter, "A", "B", "C" or "D"',
-        "plain": 'answer_{id} must be a plain string: one letter, "A", "B", "C" or "D"',
-        "letter": 'answer_{id} must be one letter: "A", "B", "C" or "D"',
-        "right": "Right:",
-        "test": "Hidden test: checks answer_{id} ({points} point).",
-        "exercise_test": "Hidden test: grades {function} case by case ({points} points).",
+        "test": "Graded outside this notebook: answer_{id} ({points} point).",
+        "report": "This cell only reports your answer's value to the grader; it holds no test.",
+        "exercise_test": (
+            "Graded by the grader, outside this notebook: it runs {function} on cases of its "
+            "own ({points} points)."
+        ),
         "check": "Quick check (not graded): run it after your function. It catches common bugs.",
         "points": "{points} points",
         "question": "Question {number} ({points} point)",
@@ -56,11 +58,11 @@ TEXT = {
             "àṣìṣe. nbgrader yóò dá àwọn sẹ́ẹ̀lì tí a tì padà bí wọ́n ṣe wà."
         ),
         "answer": 'Ìdáhùn rẹ: fi lẹ́tà kan sí answer_{id}: "A", "B", "C" tàbí "D"',
-        "plain": 'answer_{id} gbọ́dọ̀ jẹ́ ọ̀rọ̀ lásán: lẹ́tà kan, "A", "B", "C" tàbí "D"',
-        "letter": 'answer_{id} gbọ́dọ̀ jẹ́ lẹ́tà kan: "A", "B", "C" tàbí "D"',
-        "right": "Ó tọ̀nà:",
-        "test": "Ìdánwò tó farapamọ́: ó ṣàyẹ̀wò answer_{id} ({points} máàkì).",
-        "exercise_test": "Ìdánwò tó farapamọ́: ó máàkì {function} ní ọ̀kọ̀ọ̀kan ({points} máàkì).",
+        "test": "Olùmáàkì ni yóò máàkì answer_{id}, ní ìta ìwé yìí ({points} máàkì).",
+        "report": "Sẹ́ẹ̀lì yìí kàn sọ iye ìdáhùn rẹ fún olùmáàkì; kò ní ìdánwò kankan.",
+        "exercise_test": (
+            "Olùmáàkì ni yóò máàkì {function}, ní ìta ìwé yìí, lórí àpẹẹrẹ tirẹ̀ ({points} máàkì)."
+        ),
         "check": "Àyẹ̀wò kíákíá (kò ní máàkì): ṣe é lẹ́yìn iṣẹ́ rẹ. Ó ń rí àwọn àṣìṣe tó wọ́pọ̀.",
         "points": "{points} máàkì",
         "question": "Ìbéèrè {number} ({points} máàkì)",
@@ -69,84 +71,17 @@ TEXT = {
 
 SETUP = """\
 # Setup (locked): runs before any of your answers; nbgrader puts it back as it is when grading.
-# It snapshots Python's builtins and the parts of torch that the hidden tests use. The tests
-# compare them with this snapshot, so a notebook that replaces any of them
-# (torch.allclose = ..., builtins.isinstance = ...) fails those tests instead of fooling them.
-import importlib
-
 import torch
 
-_GRADACC_MODULES = tuple(
-    importlib.import_module(name)
-    for name in (
-        "builtins",
-        "torch",
-        "torch.nn",
-        "torch.nn.functional",
-        "torch.nn.modules.module",
-        "torch.nn.modules.batchnorm",
-        "torch.optim",
-        "torch.optim.optimizer",
-        "torch.optim.sgd",
-        "torch.autograd",
-        "torch.autograd.graph",
-        "torch._tensor",
-        "contextlib",
-    )
-)
-_GRADACC_CLASSES = (
-    torch.Tensor,
-    torch.nn.Parameter,
-    torch.nn.Module,
-    torch.nn.Linear,
-    torch.nn.Embedding,
-    torch.nn.BatchNorm1d,
-    torch.nn.modules.batchnorm._BatchNorm,
-    torch.nn.MSELoss,
-    torch.optim.Optimizer,
-    torch.optim.SGD,
-    torch.Generator,
-)
-# One tiny training step first: torch finishes its lazy imports, which rebind a few of its own
-# functions (torch.manual_seed, ...), before the snapshot is taken.
+# One tiny training step: torch finishes its lazy imports (torch._dynamo, which an optimizer
+# imports on first use) now, before any other cell can change what they rely on.
 _model = torch.nn.Linear(1, 1)
 _optimizer = torch.optim.SGD(_model.parameters(), lr=0.1, momentum=0.9)
 torch.nn.functional.mse_loss(_model(torch.ones(1, 1)), torch.zeros(1, 1)).backward()
 _optimizer.step()
-_optimizer.zero_grad()
-_GRADACC_REBOUND = ("input", "getpass", "get_ipython", "exit", "quit", "display", "_", "__", "___")
+del _model, _optimizer"""
 
-
-def _gradacc_attributes(namespace):
-    # IPython and ipykernel rebind a few builtins at every cell: those are left out
-    return {k: v for k, v in vars(namespace).items() if k not in _GRADACC_REBOUND}
-
-
-# (namespace, copy of its attributes, whether new attributes count as tampering too)
-_gradacc_snapshot = tuple(
-    [(module, _gradacc_attributes(module), False) for module in _GRADACC_MODULES]
-    + [(cls, _gradacc_attributes(cls), True) for cls in _GRADACC_CLASSES]
-)"""
-
-UNTOUCHED = """\
-def _gradacc_untouched():
-    # Nothing the grading uses was replaced since the setup cell ran. Only types taken from
-    # literals and the methods of the snapshot's own dicts are used here.
-    _type = "".__class__.__class__
-    assert _type(_gradacc_snapshot) is ().__class__, "the setup cell's snapshot was replaced"
-    for _space, _before, _exact in _gradacc_snapshot:
-        assert _type(_before) is {}.__class__, "the setup cell's snapshot was replaced"
-        _now = _space.__dict__
-        for _name, _value in _before.items():
-            assert _name in _now and _now[_name] is _value, (
-                "the notebook replaced " + _space.__name__ + "." + _name + ": no marks here"
-            )
-        assert not _exact or _now.__len__() == _before.__len__(), (
-            "the notebook added attributes to " + _space.__name__ + ": no marks here"
-        )
-    _builtins = _gradacc_snapshot[0][1]
-    assert _builtins["__import__"]("torch") is _gradacc_snapshot[1][0], "torch was replaced"
-"""
+REPORT = "gradacc-report"  # the first word of a report cell's line (gradacc_grader.trusted)
 
 
 def _meta(grade_id: str, *, grade=False, solution=False, locked=False, points=None) -> dict:
@@ -173,28 +108,18 @@ def _solution(source: str, indent: str = "") -> str:
 
 
 def _question_cells(asked: Asked, number: int, lang: str) -> list:
-    """Prompt, answer cell and hidden test of one multiple-choice question."""
+    """Prompt, answer cell and report cell (the test) of one multiple-choice question."""
     text, qid, points = TEXT[lang], asked.item.id, asked.item.points
     listed = "\n".join(f"- **{LETTERS[i]}.** {c.text}" for i, c in enumerate(asked.choices))
     heading = text["question"].format(number=number, points=points)
     prompt = f"### {heading}\n\n{asked.prompt}\n\n{listed}"
     answer = f"# {text['answer'].format(id=qid)}\n" + _solution(f'answer_{qid} = "{asked.letter}"')
-    whys = "\n".join(f"    {LETTERS[i]!r}: {c.why!r}," for i, c in enumerate(asked.choices))
     test = "\n".join(
         [
             f"# {text['test'].format(id=qid, points=points)}",
             "### BEGIN HIDDEN TESTS",
-            f"_gradacc_answer = answer_{qid}",
-            "# The real str type comes from a literal, not from a name the notebook could rebind.",
-            '_gradacc_plain = "".__class__.__class__(_gradacc_answer) is "".__class__',
-            f"assert _gradacc_plain, {text['plain'].format(id=qid)!r}",
-            f"_gradacc_why = {{\n{whys}\n}}",
-            "_gradacc_letter = _gradacc_answer.strip().upper()",
-            "_gradacc_wrong = _gradacc_why.get(",
-            f"    _gradacc_letter, {text['letter'].format(id=qid)!r}",
-            ")",
-            f'assert _gradacc_letter == "{asked.letter}", _gradacc_wrong',
-            f'print({text["right"]!r}, _gradacc_why["{asked.letter}"])',
+            f"# {text['report']}",
+            f'print("{REPORT}", "answer_{qid}", repr(answer_{qid}))',
             "### END HIDDEN TESTS",
         ]
     )
@@ -207,38 +132,12 @@ def _question_cells(asked: Asked, number: int, lang: str) -> list:
     ]
 
 
-def _module_source(module: str) -> str:
-    """The text of `inside/<module>.py`, checked fit to be pasted into a hidden test."""
-    source = (INSIDE / f"{module}.py").read_text(encoding="utf-8")
-    if "'''" in source or "HIDDEN TESTS" in source or "BEGIN SOLUTION" in source:
-        raise ValueError(f"inside/{module}.py cannot be pasted into a hidden test: it holds ''' ")
-    return source
-
-
 def _exercise_cells(seeded: Seeded, lang: str) -> list:
-    """Prompt, answer, quick check and hidden test of one coding exercise."""
+    """Prompt, answer, quick check and test cell (it runs nothing) of one coding exercise."""
     item, text = seeded.item, TEXT[lang]
     function = _function_name(item.starter)
     answer = f"{item.starter}\n{_solution(item.solution, indent='    ')}"
-    test = "\n".join(
-        [
-            f"# {text['exercise_test'].format(function=function, points=item.points)}",
-            "### BEGIN HIDDEN TESTS",
-            UNTOUCHED,
-            f"_gradacc_source = r'''{_module_source('scoring')}'''",
-            '_gradacc_scoring = {"__name__": "gradacc_scoring"}',
-            "exec(_gradacc_source, _gradacc_scoring)",
-            f"_gradacc_source = r'''{_module_source(item.module)}'''",
-            f'_gradacc_module = {{"__name__": "gradacc_{item.module}"}}',
-            "exec(_gradacc_source, _gradacc_module)",
-            "_gradacc_untouched()",
-            f'_gradacc_points = _gradacc_scoring["grade"](_gradacc_module, {function}, '
-            f'{seeded.seed}, {item.points}, "{lang}")',
-            "_gradacc_untouched()",
-            "_gradacc_points",
-            "### END HIDDEN TESTS",
-        ]
-    )
+    test = f"# {text['exercise_test'].format(function=function, points=item.points)}"
     prompt = item.prompt[lang].format(points=text["points"].format(points=item.points))
     return [
         _locked("markdown", prompt, f"{item.id}_prompt"),

@@ -37,6 +37,8 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Integer, List, Unicode
 
+from gradacc_grader.interrupts import KillUnheededInterrupts
+
 HOME = "/home/student"
 WORK = f"{HOME}/work"  # where the scratch folder appears inside the sandbox
 INSIDE = "/opt/gradacc"  # where inside/ (and, for root, bwrap) appear inside the sandbox
@@ -181,14 +183,15 @@ def stop_harnesses(sandbox: Sandbox) -> None:
         sandbox.ready.pop().stop()
 
 
-def run_exercise(source: str, module: str, seed: int, sandbox: Sandbox, timeout=120.0) -> dict:
-    """Run a student's cell on an exercise's cases in a fresh sandbox; what the harness sent.
+def run_exercise(cells, module: str, seed: int, sandbox: Sandbox, timeout=120.0) -> dict:
+    """Run a student's cells, then its function on an exercise's cases in a fresh sandbox.
 
     `module` names an exercise module of inside/ (see inside/loop_harness.py); the
     result is {case name: outcome}, or {"error": why} if the cell or the harness failed.
     """
     harness = sandbox.ready.pop() if sandbox.ready else Running(sandbox, _harness_command(sandbox))
-    request = {"module": module, "seed": seed, "source": source}
+    cells = [cells] if isinstance(cells, str) else list(cells)  # one cell, or the notebook's
+    request = {"module": module, "seed": seed, "cells": cells}
     return harness.answer(json.dumps(request).encode(), timeout)
 
 
@@ -300,6 +303,9 @@ def _python_binds(hidden: tuple[Path, ...]) -> list[str]:
             )
         if any(secret.is_relative_to(p) for p in paths):
             args += ["--tmpfs", str(secret)]  # an empty folder where it was
+    package = Path(__file__).resolve().parent  # installed into the venv: references, hints
+    if any(package.is_relative_to(p) for p in paths):
+        args += ["--tmpfs", str(package)]  # (inside/ is bound apart, at /opt/gradacc/inside)
     return args
 
 
@@ -437,7 +443,7 @@ def _judge(kind: str, found: dict) -> dict:
     return found
 
 
-class SandboxKernelManager(AsyncKernelManager):
+class SandboxKernelManager(KillUnheededInterrupts, AsyncKernelManager):
     """A kernel manager that starts every kernel inside the bubblewrap sandbox.
 
     nbgrader starts the kernel in `<course>/autograded/<student>/<assignment>`; this

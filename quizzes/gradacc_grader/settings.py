@@ -41,19 +41,22 @@ def configure(c) -> None:
         "nbgrader.preprocessors.CheckCellMetadata",
     ]
 
-    # Feedback goes to students, so it must not show the hidden tests. nbgrader's defaults show
-    # them twice: in the test cells' source, and in the traceback of a failing test.
-    # HideHiddenTests cuts tracebacks of test cells to their last line (the message: a wrong
-    # choice's explanation, a failed case's hint) and any output quoting a hidden line; it runs
-    # before ClearHiddenTests, which strips the hidden regions from the source.
-    # EscapeStudentMarkdown shows a student's markdown as text (the template renders raw HTML).
+    # Feedback goes to students. The test cells hold no secret (they only report values; the
+    # grader scores outside the sandbox and writes its own message into them), so only the
+    # hidden regions' report lines are stripped, of the test cells only (ClearTestCellsHiddenTests:
+    # nbgrader's fails a student's feedback whose own cell mentions its marker), and a student's
+    # markdown is shown as text (EscapeStudentMarkdown: the template renders raw HTML).
     c.GenerateFeedback.preprocessors = [
         "nbgrader.preprocessors.GetGrades",
         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
-        f"{GUARDS}.HideHiddenTests",
-        "nbgrader.preprocessors.ClearHiddenTests",
+        f"{GUARDS}.ClearTestCellsHiddenTests",
         f"{GUARDS}.EscapeStudentMarkdown",
     ]
+    # When a wrong choice's message says what that choice gets wrong (never which one is
+    # right): "after_deadline" (the default: once the due date set with `nbgrader db assignment
+    # add --duedate` has passed when gradacc-grade runs, so students who may still resubmit
+    # learn only that it is wrong) or "now" (a self-paced course without resubmission).
+    c.GradaccFeedback.explain_wrong_choices = "after_deadline"
     # HTML and JavaScript that student code displays (outputs) are sanitized in feedback too.
     c.HTMLExporter.sanitize_html = True
 

@@ -1,21 +1,27 @@
-"""The grader's own re-check of autograded answers, where student code cannot reach it.
+"""The grader's scoring, outside the sandbox: the only scores that reach the gradebook.
 
-Hidden tests run in the student's kernel, next to the student's code, which can patch anything
-there (torch, builtins, IPython's input transformers). So after nbgrader, the grader checks
-again from outside, against the answer key that gradacc-build wrote (`keys/<assignment>.json`):
+Nothing secret goes into the student's kernel or harness: no letter, no explanation, no seed,
+no reference. They only report what the student's code produced, as data; this module, in
+the grader's own process, compares that with the answer key that gradacc-build wrote
+(`keys/<assignment>.json`, which no sandbox sees) and scores:
 
-- a multiple-choice answer is read from the notebook's code cells with `ast` (only one plain
-  string literal assigned to the answer variable counts) and compared with the key's letter;
-- a coding exercise is run again in a fresh sandboxed process that executes only the student's
-  answer cell, on new cases drawn from a fresh seed (gradacc_grader.sandbox.run_exercise); the
-  exercise's module (inside/) computes the references here and scoring grades case by case,
-  with the same share of the points per case as the hidden test.
+- a multiple-choice answer: the value the notebook gave `answer_<q>` when its test cell ran,
+  as that *report* cell printed it (`gradacc-report answer_<q> 'B'`, gradacc_grader.notebook).
+  Exactly one such line in the test cell's own output counts: none or several score 0. The
+  line is read with `ast.literal_eval` and must be a string; it is the student's choice,
+  however the notebook made it (a helper, another variable, a copied cell);
+- a coding exercise: the notebook's code cells up to the exercise's test cell run again, in a
+  fresh sandboxed harness (gradacc_grader.inside.loop_harness), then the function they define
+  on cases drawn from a fresh seed; the harness sends back the outcomes; the references are
+  computed here (gradacc_grader.exercises) and scoring grades case by case.
+
+Code in the sandbox can print or send anything; what it cannot do is learn what would score,
+so anything it makes up scores what a guess scores.
 """
 
 from __future__ import annotations
 
 import ast
-import importlib
 import json
 import secrets
 from collections.abc import Callable
@@ -23,152 +29,226 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gradacc_grader.inside import scoring
+from gradacc_grader import scoring
+from gradacc_grader.notebook import REPORT
 
 if TYPE_CHECKING:
     from gradacc_grader.sandbox import Sandbox
 
-Cells = dict[str, str]  # grade_id -> source of the submitted cell
+MESSAGES = {
+    "en": {
+        "right": "Right ({points:g} / {max:g}): {why}",
+        "wrong": "{variable} = {value}: not right (0 / {max:g}).",
+        "why": "What this choice gets wrong: {why}",
+        "later": "Why it is wrong is explained after the deadline.",
+        "unset": "{variable} was not set to a string when this cell ran (0 / {max:g}).",
+        "several": "{variable} was reported {count} times in this cell (0 / {max:g}).",
+        "unknown": '{variable} = {value} is not one of "A", "B", "C", "D" (0 / {max:g}).',
+        "not_run": "{function} could not be graded (0 / {max:g}): {why}",
+    },
+    "yo": {
+        "right": "Ó tọ̀nà ({points:g} / {max:g}): {why}",
+        "wrong": "{variable} = {value}: kò tọ̀nà (0 / {max:g}).",
+        "why": "Ohun tí ìdáhùn yìí ṣe àṣìṣe nínú rẹ̀: {why}",
+        "later": "Ìdí tí kò fi tọ̀nà yóò wà lẹ́yìn ọjọ́ ìparí.",
+        "unset": "{variable} kì í ṣe ọ̀rọ̀ nígbà tí sẹ́ẹ̀lì yìí ṣiṣẹ́ (0 / {max:g}).",
+        "several": "A sọ {variable} ní ìgbà {count} nínú sẹ́ẹ̀lì yìí (0 / {max:g}).",
+        "unknown": '{variable} = {value} kì í ṣe "A", "B", "C" tàbí "D" (0 / {max:g}).',
+        "not_run": "A kò lè máàkì {function} (0 / {max:g}): {why}",
+    },
+}
+
+
+@dataclass(frozen=True)
+class Scored:
+    """The grader's score of one grade cell: points, why (the instructor's table), message
+    (what the test cell shows the student in the feedback)."""
+
+    points: float
+    why: str
+    message: str
 
 
 @dataclass(frozen=True)
 class Check:
-    """A trusted check of one grade cell: a function of the submitted cells -> (points, why)."""
+    """How the grader scores one grade cell: a function of the autograded notebook's cells."""
 
     grade_id: str
-    run: Callable[[Cells, dict[str, list[str]]], tuple[float, str]]
+    points: float
+    run: Callable[[list[dict]], Scored]
 
 
-def submitted_cells(notebook: dict) -> tuple[Cells, dict[str, list[str]]]:
-    """Code cell sources by grade id, and all code cells under their grade id (or position).
+def _meta(cell: dict) -> dict:
+    meta = (cell.get("metadata") or {}).get("nbgrader") or {}
+    return meta if isinstance(meta, dict) else {}
 
-    >>> nb = {"cells": [{"cell_type": "code", "source": "x = 1",
-    ...                  "metadata": {"nbgrader": {"grade_id": "a"}}}]}
-    >>> submitted_cells(nb)[0]
-    {'a': 'x = 1'}
+
+def _text(value) -> str:
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+def notebook_cells(notebook: dict) -> list[dict]:
+    """The notebook's cells that are dicts (a corrupt notebook may hold anything).
+
+    >>> notebook_cells({"cells": [{"cell_type": "code"}, 3]})
+    [{'cell_type': 'code'}]
     """
-    cells, sources = {}, {}
-    for index, cell in enumerate(notebook.get("cells", [])):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue  # markdown never runs
-        source = cell.get("source", "")
-        source = "".join(source) if isinstance(source, list) else str(source)
-        grade_id = ((cell.get("metadata") or {}).get("nbgrader") or {}).get("grade_id")
-        key = grade_id if isinstance(grade_id, str) else f"#cell{index}"
-        sources.setdefault(key, []).append(source)
-        cells.setdefault(key, source)
-    return cells, sources
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    return [cell for cell in cells or [] if isinstance(cell, dict)]
 
 
-def literal_answer(sources: list[str], name: str) -> str | None:
-    """The string the notebook's code cells assign to `name`, if it is one plain literal.
+def grade_cell_index(cells: list[dict], grade_id: str) -> int | None:
+    """Where the grade cell `grade_id` is (nbgrader's DeduplicateIds left one of each)."""
+    for index, cell in enumerate(cells):
+        if cell.get("cell_type") == "code" and _meta(cell).get("grade_id") == grade_id:
+            return index
+    return None
 
-    Exactly one module-level `name = "..."` in all the cells counts; any other way
-    to bind the name (a second assignment, a call, `globals()["name"]`, `del`, ...)
-    makes the answer unreadable, and then None.
 
-    >>> literal_answer(['answer = "B"  # my choice', "assert answer"], "answer")
-    'B'
-    >>> literal_answer(['answer = Fancy("B")'], "answer") is None
-    True
+def reported(cells: list[dict], grade_id: str, variable: str) -> list[str]:
+    """The values the test cell `grade_id` reported for `variable`, one per report line.
+
+    >>> cell = {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "q_test"}},
+    ...         "outputs": [{"output_type": "stream", "name": "stdout",
+    ...                      "text": "hello\\ngradacc-report answer_q 'B'\\n"}]}
+    >>> reported([cell], "q_test", "answer_q")
+    ["'B'"]
+    >>> halves = ("gradacc-report an", "swer_q 'B'")  # one line in two messages
+    >>> cell["outputs"] = [{**cell["outputs"][0], "text": half} for half in halves]
+    >>> reported([cell], "q_test", "answer_q")
+    ["'B'"]
     """
+    index = grade_cell_index(cells, grade_id)
+    if index is None:
+        return []
+    prefix = f"{REPORT} {variable} "
+    streams: dict[str, str] = {}  # a busy kernel may send one line in several messages
+    for output in cells[index].get("outputs") or []:
+        if isinstance(output, dict) and output.get("output_type") == "stream":
+            name = str(output.get("name"))
+            streams[name] = streams.get(name, "") + _text(output.get("text", ""))
     values = []
-    for source in sources:
-        found = _assignments(source, name)
-        if found is None:
-            return None
-        values += found
-    if len(values) != 1 or not isinstance(values[0], ast.Constant):
-        return None
-    return values[0].value if type(values[0].value) is str else None
+    for text in streams.values():
+        for line in text.splitlines():
+            if REPORT in line:  # a line that only mentions the report counts too
+                values.append(line[len(prefix) :] if line.startswith(prefix) else "")
+    return values
 
 
-def _assignments(source: str, name: str) -> list[ast.expr] | None:
-    """Values of the cell's module-level `name = value`; None if it binds `name` otherwise."""
-    tree = _parse(source)
-    if tree is None:
-        return None if name in source else []
-    plain = [
-        node
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        and len(node.targets) == 1
-        and isinstance(node.targets[0], ast.Name)
-        and node.targets[0].id == name
-    ]
-    allowed = {id(node.targets[0]) for node in plain}
-    if any(_rebinds(node, name) and id(node) not in allowed for node in ast.walk(tree)):
-        return None
-    return [node.value for node in plain]
+def chosen_letter(value: str) -> str | None:
+    """The string a report line holds (a Python literal), or None when it holds none.
 
-
-def _parse(source: str) -> ast.Module | None:
-    """The cell as plain Python; None if it is not (IPython magics, syntax errors).
-
-    A magic can run any text (`%time answer = ...`), so a cell that needs IPython's
-    translation never counts as setting an answer.
+    >>> chosen_letter("' b '"), chosen_letter("_Yes()"), chosen_letter("3")
+    (' b ', None, None)
     """
     try:
-        return ast.parse(source)
-    except (SyntaxError, ValueError):
+        found = ast.literal_eval(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
+    return found if type(found) is str else None
 
 
-def _rebinds(node: ast.AST, name: str) -> bool:
-    """Does this node bind, delete or declare `name`, or spell it as a string?"""
-    if isinstance(node, ast.Name):
-        return node.id == name and isinstance(node.ctx, (ast.Store, ast.Del))
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return name in node.names
-    if isinstance(node, ast.alias):
-        return (node.asname or node.name.split(".")[0]) == name
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return node.name == name
-    return isinstance(node, ast.Constant) and node.value == name  # globals()["answer_faq1"]
+def multiple_choice(
+    grade_id: str,
+    variable: str,
+    letter: str,
+    whys: dict[str, str],
+    points: float = 1.0,
+    explain: bool = False,
+    lang: str = "en",
+) -> Check:
+    """Score the value the test cell reported for `variable` against the right `letter`.
 
+    A wrong choice's message says what that choice gets wrong when `explain` (never which
+    choice is right); otherwise that the explanation comes after the deadline.
 
-def multiple_choice(grade_id: str, variable: str, letter: str, points: float = 1.0) -> Check:
-    """Check, by reading the code cells, that the notebook sets `variable` to `letter`.
-
-    >>> check = multiple_choice("q_test", "answer_q", "B")
-    >>> check.run({}, {"q_answer": ['answer_q = "B"']})
-    (1.0, 'right answer')
-    >>> check.run({}, {"q_answer": ['answer_q = "b" if True else "A"']})[0]
+    >>> whys = {"A": "adds", "B": "replaces", "C": "averages", "D": "clears"}
+    >>> check = multiple_choice("q_test", "answer_q", "A", whys)
+    >>> out = [{"output_type": "stream", "name": "stdout", "text": "gradacc-report answer_q 'a'"}]
+    >>> cell = {"cell_type": "code", "metadata": {"nbgrader": {"grade_id": "q_test"}}}
+    >>> check.run([{**cell, "outputs": out}])
+    Scored(points=1.0, why='right answer', message='Right (1 / 1): adds')
+    >>> check.run([{**cell, "outputs": out * 2}]).points
     0.0
     """
+    words = MESSAGES[lang]
 
-    def run(cells: Cells, sources: dict[str, list[str]]) -> tuple[float, str]:
-        given = literal_answer([text for texts in sources.values() for text in texts], variable)
+    def run(cells: list[dict]) -> Scored:
+        values = reported(cells, grade_id, variable)
+        if len(values) > 1:
+            text = words["several"].format(variable=variable, count=len(values), max=points)
+            return Scored(0.0, f"{variable} reported {len(values)} times", text)
+        given = chosen_letter(values[0]) if values else None
         if given is None:
-            return 0.0, f"{variable} is not set once to a plain string literal"
-        if given.strip().upper() != letter:
-            return 0.0, f"{variable} = {given!r} is not the right answer"
-        return float(points), "right answer"
+            text = words["unset"].format(variable=variable, max=points)
+            return Scored(0.0, f"{variable} is not set to a string", text)
+        shown = repr(given[:20])
+        choice = given.strip().upper()
+        if choice not in whys:
+            text = words["unknown"].format(variable=variable, value=shown, max=points)
+            return Scored(0.0, f"{variable} = {shown} is not a letter", text)
+        if choice == letter:
+            text = words["right"].format(points=points, max=points, why=whys[letter])
+            return Scored(float(points), "right answer", text)
+        text = words["wrong"].format(variable=variable, value=shown, max=points)
+        later = words["why"].format(why=whys[choice]) if explain else words["later"]
+        return Scored(0.0, f"{variable} = {shown} is not the right answer", f"{text} {later}")
 
-    return Check(grade_id, run)
+    return Check(grade_id, float(points), run)
+
+
+def cells_before(cells: list[dict], grade_id: str) -> list[str]:
+    """The code cells that ran before the test cell `grade_id`, as the harness runs them again.
+
+    The student's cells (answers, helpers, extra cells, copies) and the setup cell; not the
+    test cells nor the locked quick checks, which only print.
+
+    >>> def cell(source, **meta):
+    ...     return {"cell_type": "code", "source": source, "metadata": {"nbgrader": meta}}
+    >>> cells = [cell("import torch", grade_id="setup", locked=True), cell("def f(): pass"),
+    ...          cell("f()", grade_id="e_check", locked=True), cell("", grade_id="e_test",
+    ...          grade=True, locked=True), cell("x = 1")]
+    >>> cells_before(cells, "e_test")
+    ['import torch', 'def f(): pass']
+    """
+    index = grade_cell_index(cells, grade_id)
+    kept = []
+    for cell in cells[: index if index is not None else 0]:
+        meta = _meta(cell)
+        if cell.get("cell_type") != "code" or meta.get("grade"):
+            continue
+        if meta.get("locked") and meta.get("grade_id") != "setup":
+            continue
+        kept.append(_text(cell.get("source", "")))
+    return kept
 
 
 def exercise(
-    grade_id: str, answer_cell: str, module: str, points: float, sandbox: Sandbox
+    grade_id: str, module: str, points: float, sandbox: Sandbox, lang: str = "en"
 ) -> Check:
-    """Re-run the student's function on fresh cases in the sandbox; score it case by case."""
-    cases = vars(importlib.import_module(f"gradacc_grader.inside.{module}"))
+    """Run the student's cells, then their function, on fresh cases in the sandbox; score."""
+    parts = scoring.exercise(module)
 
-    def run(cells: Cells, sources: dict[str, list[str]]) -> tuple[float, str]:
+    def run(cells: list[dict]) -> Scored:
         from gradacc_grader.sandbox import run_exercise
 
-        if len(sources.get(answer_cell, [])) != 1 or answer_cell not in cells:
-            return 0.0, f"no single code cell {answer_cell}"
-        seed = secrets.randbelow(2**31)  # cases the student's kernel never saw
-        outcomes = run_exercise(cells[answer_cell], module, seed, sandbox)
+        if grade_cell_index(cells, grade_id) is None:
+            why = f"no test cell {grade_id}"
+            text = MESSAGES[lang]["not_run"].format(function=parts["FUNCTION"], max=points, why=why)
+            return Scored(0.0, why, text)
+        seed = secrets.randbelow(2**31)  # cases no kernel ever saw
+        outcomes = run_exercise(cells_before(cells, grade_id), module, seed, sandbox)
         if "error" in outcomes:
-            return 0.0, f"the cell did not run: {str(outcomes['error']).strip()[-200:]}"
-        references = {name: cases["expected"](case) for name, case in cases["cases"](seed)}
-        found = scoring.verdicts(cases, outcomes, references)
+            why = f"the cells did not run: {str(outcomes['error']).strip()[-200:]}"
+            text = MESSAGES[lang]["not_run"].format(function=parts["FUNCTION"], max=points, why=why)
+            return Scored(0.0, why, text)
+        references = {name: parts["expected"](case) for name, case in parts["cases"](seed)}
+        found = scoring.verdicts(parts, outcomes, references)
         wrong = "; ".join(f"{name}: {why}" for name, why in found.items() if why)
-        return scoring.points_for(found, points), wrong or "every case right"
+        text = scoring.report(parts, found, points, lang)
+        return Scored(scoring.points_for(found, points), wrong or "every case right", text)
 
-    return Check(grade_id, run)
+    return Check(grade_id, float(points), run)
 
 
 def read_key(course: Path, assignment: str) -> dict | None:
@@ -183,18 +263,34 @@ def read_key(course: Path, assignment: str) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def checks_for(assignment: str, course: Path, sandbox: Sandbox) -> list[Check]:
-    """The trusted checks of an assignment, from the course's answer key (none without one).
+def checks_for(
+    assignment: str, course: Path, sandbox: Sandbox, explain: bool = False
+) -> list[Check]:
+    """The grader's checks of an assignment, from the course's answer key (none without one).
+
+    `explain`: whether a wrong choice's message says what it gets wrong (the course's
+    setting, gradacc_grader.settings: now, or after the deadline).
 
     >>> checks_for("gradacc_faq", Path("/nonexistent"), sandbox=None)
     []
     """
+    key = read_key(course, assignment) or {}
+    lang = key.get("lang", "en") if key.get("lang") in MESSAGES else "en"
     checks = []
-    for cell in (read_key(course, assignment) or {}).get("cells", []):
+    for cell in key.get("cells", []):
         grade_id, points = cell["grade_id"], cell["points"]
         if cell["kind"] == "choice":
-            checks.append(multiple_choice(grade_id, cell["variable"], cell["letter"], points))
+            checks.append(
+                multiple_choice(
+                    grade_id,
+                    cell["variable"],
+                    cell["letter"],
+                    cell["why"],
+                    points,
+                    explain,
+                    lang,
+                )
+            )
         elif cell["kind"] == "exercise":
-            answer_cell, module = cell["answer_cell"], cell["module"]
-            checks.append(exercise(grade_id, answer_cell, module, points, sandbox))
+            checks.append(exercise(grade_id, cell["module"], points, sandbox, lang))
     return checks

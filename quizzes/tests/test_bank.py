@@ -109,7 +109,11 @@ def test_the_guides_questions_are_copied_exactly():
 
 def test_both_editions_of_the_final_share_one_answer_key():
     keys = [answer_key(draw_release(LESSONS["final"], SECRETS[3], lang)) for lang in ("en", "yo")]
+    # the same letters; the explanations of the choices in each edition's language
+    whys = [[cell.pop("why", None) for cell in key["cells"]] for key in keys]
     assert keys[0]["cells"] == keys[1]["cells"]
+    assert [w and sorted(w) for w in whys[0]] == [w and sorted(w) for w in whys[1]]
+    assert whys[0] != whys[1]
 
 
 def test_the_secret_is_made_once_readable_by_its_owner_only(tmp_path):
@@ -237,3 +241,23 @@ def test_computed_answers_agree_with_the_lessons_tools():
                         assert effective_batch(world, micro, int(right)) == target, prompt
                     checked.add("effective batch")
     assert checked == {"floor", "sharding", "effective batch"}
+
+
+def test_a_wrong_choice_is_explained_without_naming_the_right_one():
+    """Issue 20: the feedback says what the chosen answer gets wrong, not which one is right.
+    (A bare number may appear in an explanation by coincidence: "micro-batches of 16".)"""
+    import random
+
+    checked = 0
+    for assignment in LESSONS.values():
+        for item in (i for i in assignment.items if isinstance(i, MultipleChoice)):
+            for lang in assignment.languages:
+                for seed in range(30):
+                    drawn = item.draw(random.Random(seed), lang)
+                    right = drawn.right.text
+                    if re.fullmatch(r"[\d.]+", right):
+                        continue
+                    for wrong in drawn.wrong:
+                        assert right not in wrong.why, (item.id, lang, right, wrong.why)
+                        checked += 1
+    assert checked > 1000  # most answers are words, not bare numbers

@@ -10,21 +10,20 @@ tried in turn (planner).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import io
 
 import pytest
+from gradacc_grader import scoring
 from gradacc_grader.bank import ASSIGNMENTS
 from gradacc_grader.bank.core import Exercise
 from gradacc_grader.bank.faq import LOOP, LOOP_MESSAGES
-from gradacc_grader.inside import scoring
 
 EXERCISES = [item for a in ASSIGNMENTS for item in a.items if isinstance(item, Exercise)]
 SEEDS = (1, 77, 2024)
 
 
 def _module(exercise):
-    return vars(importlib.import_module(f"gradacc_grader.inside.{exercise.module}"))
+    return scoring.exercise(exercise.module)
 
 
 def _function(exercise, body: str):
@@ -151,7 +150,7 @@ def test_the_quick_check_passes_the_solution_and_fails_the_stub(exercise):
 
 
 def test_the_momentum_check_accepts_the_property_not_a_formula():
-    from gradacc_grader.inside import bn_momentum
+    from gradacc_grader.exercises import bn_momentum
 
     reference = {"before": [0.1, None], "steps": 4}
     by_hand = 1 - 0.9**0.25  # four updates keep 0.9 of the old value, like one of 0.1
@@ -161,7 +160,7 @@ def test_the_momentum_check_accepts_the_property_not_a_formula():
 
 
 def test_the_planner_reference_tries_every_size():
-    from gradacc_grader.inside import micro_batch_plan
+    from gradacc_grader.exercises import micro_batch_plan
 
     mib = 2**20
     case = {
@@ -171,3 +170,17 @@ def test_the_planner_reference_tries_every_size():
         "budget_bytes": 125 * mib,
     }  # 25 samples fit; 24 is the largest divisor of 96
     assert micro_batch_plan.expected(case) == {"plan": [24, 4]}
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda e: e.id)
+def test_the_sandbox_half_of_an_exercise_holds_no_reference_and_no_hint(exercise):
+    """inside/<module>.py is what the sandbox can read: nothing there may know the answers."""
+    import importlib
+    import inspect
+
+    inside = importlib.import_module(f"gradacc_grader.inside.{exercise.module}")
+    assert not {"expected", "disagrees", "HINTS"} & set(vars(inside))
+    source = inspect.getsource(inside)
+    assert exercise.solution.strip().splitlines()[0].strip() not in source
+    for hint in _module(exercise)["HINTS"]["en"].values():
+        assert hint[:40] not in source

@@ -1,18 +1,22 @@
 """gradacc-grade against dishonest and broken submissions, in the bubblewrap sandbox.
 
 One class of students is graded once (module fixture) with the documented command,
-two students at a time (--jobs 2): an honest student, and one student per attack
-(reading the hidden tests, writing the gradebook and outside the scratch folder, the
-network, monkeypatching, input transformers that blank the tests, always-equal answers,
-fork bomb and memory hog, a killed kernel, a hang, a corrupt file, links to the source
-notebook and to an instructor-only file, a named pipe, a module named like a library,
-user namespaces). Each test then checks one protection against what the run left
-behind: the gradebook, the autograded notebooks, the course folder, a TCP listener.
-Expected scores are what each submission really earned.
+two students at a time (--jobs 2), then given feedback with `nbgrader generate_feedback`:
+an honest student, honest variations (helpers and extra cells, renamed variables, copied
+cells), and one student per attack (reading the hidden tests and /proc, writing the
+gradebook and outside the scratch folder, the network, monkeypatching, input transformers,
+a pre_run_cell hook that prints every cell and fake report lines, a function that walks the
+stack for the reference, always-equal answers, fork bomb and memory hog, a killed kernel, a
+hang, a corrupt file, links to the source notebook and to an instructor-only file, a named
+pipe, a module named like a library, user namespaces). Each test then checks one protection
+against what the run left behind: the gradebook, the autograded notebooks, the feedback, the
+course folder, a TCP listener. Expected scores are what each submission really earned.
 """
 
 from __future__ import annotations
 
+import copy
+import html
 import json
 import os
 import re
@@ -190,7 +194,7 @@ builtins.sum = lambda *args, **kwargs: 0.0
 BLANK = """
 def _blank_tests(lines):
     text = "".join(lines)
-    return [] if ("_gradacc" in text or "Hidden test" in text) else lines
+    return [] if ("gradacc" in text or "Graded outside" in text) else lines
 
 get_ipython().input_transformers_cleanup.append(_blank_tests)
 """
@@ -245,6 +249,137 @@ print("USERNS", "made" if made else os.strerror(ctypes.get_errno()))
 SHADOW = "print('SHADOW torch loaded from the submission')\nraise SystemExit('fake torch')\n"
 
 
+HOOK = """
+# Issue 20, item 2: a hook sees the source of every cell that runs after it, and prints it;
+# it also prints a report line for every letter, hoping one of them is taken.
+def _leak(info):
+    print("LEAK", info.raw_cell.replace("\\n", " | ")[:2000])
+    for k in range(1, 6):
+        for letter in "ABCD":
+            print(f"gradacc-report answer_faq{k} {letter!r}")
+
+get_ipython().events.register("pre_run_cell", _leak)
+"""
+
+# Issue 20, item 3: the function looks up the stack (and the heap) for the reference
+FRAMES = """
+import gc, sys
+
+def train_with_accumulation(model, optimizer, loss_fn, micro_batches, accumulation_steps):
+    found, frame = [], sys._getframe(1)
+    while frame is not None:
+        names = ("expected", "reference", "_gradacc_module", "_gradacc_scoring")
+        found += [v for k, v in frame.f_globals.items() if k in names]
+        frame = frame.f_back
+    for o in gc.get_objects():
+        try:
+            if getattr(o, "__name__", None) == "expected":
+                found.append(o)
+        except Exception:  # some of torch's objects raise on getattr
+            pass
+    if not found:
+        raise LookupError("no reference in reach")
+"""
+
+# Everything the student's process can read about itself and its neighbours, printed in the
+# kernel and raised from the harness (whose errors reach the feedback): /proc, the files
+# beside the notebook, the sandbox's own scripts.
+PROC = """
+import glob, os
+
+def _dump():
+    texts = []
+    paths = ["/proc/self/environ", "/proc/self/cmdline", *glob.glob("/proc/[0-9]*/cmdline"),
+             *glob.glob("/proc/[0-9]*/environ"), *glob.glob("./*"), *glob.glob("../*"),
+             *glob.glob("../../*"), *glob.glob("/opt/gradacc/inside/*.py"), "/proc/self/maps"]
+    for path in paths:
+        try:
+            with open(path, "rb") as file:
+                texts.append(path + " " + file.read(20_000).decode("utf-8", "replace"))
+        except OSError:
+            pass
+    return "\\n".join(texts).replace("\\0", " ")
+
+print("PROC", _dump())
+
+def train_with_accumulation(model, optimizer, loss_fn, micro_batches, accumulation_steps):
+    raise RuntimeError(" ".join(sorted(os.listdir("/opt/gradacc/inside"))) + " | " + _dump()[-200:])
+"""
+
+# Tampering with the report channel: print fake report lines in its own cells, and hedge in
+# every report through a patched print.
+FORGE = """
+import builtins
+for k in range(1, 6):
+    for letter in "ABCD":
+        print(f"gradacc-report answer_faq{k} {letter!r}")
+_print = builtins.print
+
+def _hedging_print(*args, **kwargs):
+    if args and args[0] == "gradacc-report":
+        for letter in "ABCD":
+            _print(args[0], args[1], repr(letter), **kwargs)
+    else:
+        _print(*args, **kwargs)
+
+builtins.print = _hedging_print
+"""
+
+
+def varied_notebook(course: Path):
+    """An honest student who works their own way: helpers in cells of their own, extra
+    cells anywhere, answers through other variables and functions."""
+    nb = honest_notebook(course)
+    right = right_letters(course)
+    loop = _cells_by_id(nb)[f"{LOOP}_answer"].source
+    helper = "def window_mean(loss, window):\n    return loss / len(window)"
+    set_cell(
+        nb, f"{LOOP}_answer", loop.replace("(loss / len(window))", "window_mean(loss, window)")
+    )
+    add_cell_after(nb, "setup", helper)
+    add_cell_after(nb, "setup", f"my_choices = {right!r}  # worked out on paper")
+    add_cell_after(nb, "intro", "import math\nprint(math.sqrt(2))  # scratch")
+    set_cell(nb, "faq1_answer", "pick = my_choices[1]\nanswer_faq1 = pick\nprint(answer_faq1)")
+    set_cell(
+        nb,
+        "faq2_answer",
+        f"def choose():\n    return {right[2]!r}.lower()\n\nanswer_faq2 = choose()",
+    )
+    set_cell(nb, "faq4_answer", f"answer_faq4 = ' {right[4]} '")
+    add_cell_after(nb, "faq5_test", "print('the end')")
+    nb.cells.append(nbformat.v4.new_markdown_cell("My notes: *done*."))
+    for cell in nb.cells:
+        cell.pop("id", None)
+    return nb
+
+
+def copied_notebook(course: Path):
+    """An honest student who copied cells: an answer cell twice (the same grade id), the
+    loop's answer cell with a first try above the final one, a test cell copied upwards."""
+    nb = honest_notebook(course)
+    cells = _cells_by_id(nb)
+    index = {id(c): i for i, c in enumerate(nb.cells)}
+    first_try = copy.deepcopy(cells[f"{LOOP}_answer"])
+    first_try.source = (
+        cells[f"{LOOP}_answer"].source.split("    optimizer.zero_grad()")[0] + "    pass"
+    )
+    nb.cells.insert(index[id(cells[f"{LOOP}_answer"])], first_try)
+    index = {id(c): i for i, c in enumerate(nb.cells)}
+    nb.cells.insert(index[id(cells["faq1_answer"])] + 1, copy.deepcopy(cells["faq1_answer"]))
+    index = {id(c): i for i, c in enumerate(nb.cells)}
+    nb.cells.insert(index[id(cells["faq2_answer"])], copy.deepcopy(cells["faq2_test"]))
+    return nb
+
+
+def deleted_notebook(course: Path):
+    """Cells deleted: an answer (its question scores 0), a test cell and the written answer
+    (both put back; the written answer empty, never with the source's model answer)."""
+    nb = honest_notebook(course)
+    gone = {"faq1_answer", "faq2_test", "faq5_written"}
+    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") not in gone]
+    return nb
+
+
 def submissions(course: Path, port: int) -> dict:
     """Student id -> notebook (or raw bytes) and the autograded points it really earned."""
     honest = lambda: honest_notebook(course)  # noqa: E731
@@ -263,6 +398,12 @@ def submissions(course: Path, port: int) -> dict:
     for k in range(1, 6):
         value = "_Yes()" if k <= 3 else '_Str("A")'
         set_cell(always, f"faq{k}_answer", YES.format(k=k, value=value))
+    hooker = add_cell_after(honest(), "setup", HOOK)  # every choice hedged: 0; the loop: 3
+    framer = set_cell(wrong_answers(honest(), course), f"{LOOP}_answer", FRAMES)
+    proc = set_cell(wrong_answers(honest(), course), f"{LOOP}_answer", PROC)
+    forger = add_cell_after(honest(), "setup", FORGE)  # every choice hedged: 0; the loop: 3
+    # _Str("A") is the letter A, whatever its methods say: it earns what "A" earns
+    str_a = sum(1.0 for k in (4, 5) if right_letters(course)[k] == "A")
     bomb = wrong_answers(honest(), course, keep_right=(1,))
     add_cell_after(bomb, "faq1_test", BOMB)
     set_cell(bomb, "faq5_answer", SPIN)
@@ -270,8 +411,15 @@ def submissions(course: Path, port: int) -> dict:
         "honest": (honest(), AUTOGRADED),
         "snoop": (snoop, 0.0),
         "patcher": (patcher, 0.0),
-        "blanker": (blanker, 1.0),
-        "always_equal": (always, 3.0),  # only the loop, which is right
+        "blanker": (blanker, 0.0),  # its own report cells blanked: nothing reported
+        "always_equal": (always, 3.0 + str_a),  # the loop, and "A" where A is right
+        "varied": (varied_notebook(course), AUTOGRADED),
+        "copier": (copied_notebook(course), AUTOGRADED),
+        "deleter": (deleted_notebook(course), AUTOGRADED - 1),
+        "hooker": (hooker, 3.0),
+        "framer": (framer, 0.0),
+        "proc": (proc, 0.0),
+        "forger": (forger, 3.0),
         "bomb": (bomb, 4.0),  # FAQ 1 and the loop
         "killer": (add_cell_after(honest(), "faq2_test", KILL), 0.0),
         "hanger": (add_cell_after(honest(), "faq2_test", HANG), 0.0),
@@ -363,10 +511,29 @@ def graded(tmp_path_factory, listener, built_faq):
         submit(course, student, notebook)
         plant(course, student, secret)
         expected[student] = points
+    # The course's 30 s per cell and 15 s for a cell's last output fail honest notebooks on a
+    # machine loaded ten times over (a shared 2-core test machine: the setup cell's torch import
+    # alone took over 30 s); the hanger still ends in about 2.5 minutes, well before --timeout.
+    with (course / "nbgrader_config.py").open("a", encoding="utf-8") as config:
+        config.write("c.Execute.timeout = 60\nc.Execute.iopub_timeout = 60\n")
     before = {p.relative_to(course) for p in course.rglob("*")}
     command = [*GRADE, "--jobs", "2", "--timeout", "180", "--course", str(course), ASSIGNMENT]
     done = subprocess.run(command, env=_env(), capture_output=True, text=True, timeout=2400)
-    return {"course": course, "run": done, "expected": expected, "before": before}
+    feedback = subprocess.run(
+        [str(BIN / "nbgrader"), "generate_feedback", ASSIGNMENT],
+        cwd=course,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    return {
+        "course": course,
+        "run": done,
+        "expected": expected,
+        "before": before,
+        "feedback": feedback,
+    }
 
 
 def test_the_run_completes_and_prints_every_student(graded):
@@ -430,7 +597,9 @@ def test_student_code_cannot_write_the_gradebook_nor_outside_its_scratch(graded)
     assert max(sum(cells.values()) for cells in scores(course).values()) <= AUTOGRADED
     # nothing new in the course folder but nbgrader's own autograded copies
     new = {p.relative_to(course) for p in course.rglob("*")} - graded["before"]
-    assert {p.parts[0] for p in new} <= {"autograded", ".nbgrader.log"}, sorted(map(str, new))
+    assert {p.parts[0] for p in new} <= {"autograded", "feedback", ".nbgrader.log"}, sorted(
+        map(str, new)
+    )
 
 
 def test_student_code_has_no_network(graded, listener):
@@ -447,13 +616,99 @@ def test_fork_bomb_and_memory_hog_are_bounded(graded):
     assert "CellTimeoutError" in text or "KeyboardInterrupt" in text  # the endless loop stopped
 
 
-def test_trusted_recheck_takes_back_what_the_kernel_faked(graded):
-    """The blanker's input transformer made nbgrader pass every test; the grader took it back."""
-    stdout = graded["run"].stdout
-    notes = [line for line in stdout.splitlines() if "trusted re-check" in line]
-    assert any(f"{LOOP}_test: 3 -> 0" in line for line in notes), stdout
-    assert any("faq2_test: 1 -> 0" in line for line in notes), stdout
-    assert scores(graded["course"])["blanker"]["faq1_test"] == 1.0  # earned, kept
+def test_the_table_says_why_points_were_lost(graded):
+    """The grader's own scoring, outside the sandbox, names each lost cell and why."""
+    table = graded["run"].stdout
+
+    def notes(student: str) -> str:  # the indented lines under the student's row
+        lines = table.splitlines()
+        start = next(i for i, line in enumerate(lines) if line.startswith(student + " "))
+        rest = []
+        for line in lines[start + 1 :]:
+            if not line.startswith(" "):
+                break
+            rest.append(line)
+        return "\n".join(rest)
+
+    assert f"{LOOP}_test: 0 / 3" in notes("patcher"), table
+    assert "faq2_test: 0 / 1 (answer_faq2 is not set to a string)" in notes("blanker"), table
+    assert "answer_faq1 reported 4 times" in notes("forger"), table
+    assert re.search(r"answer_faq1 reported \d\d times", notes("hooker")), table
+    assert "no reference in reach" in notes("framer"), table
+
+
+def test_no_grade_cell_is_left_without_a_score(graded):
+    """Issue 20, item 7: a copied answer cell left auto_score None, which certify refused."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{graded['course'] / 'gradebook.db'}") as gradebook:
+        for submission in gradebook.assignment_submissions(ASSIGNMENT):
+            for grade in submission.notebooks[0].grades:
+                if grade.cell.cell_type == "code":
+                    assert grade.auto_score is not None, (submission.student.id, grade.name)
+
+
+def _key_texts(course: Path) -> dict[str, list[str]]:
+    """What no student may see unless they earned it: every choice's explanation by question,
+    the instructor's secret, the answer key's fields, the reference's code."""
+    key = json.loads((course / "keys" / f"{ASSIGNMENT}.json").read_text(encoding="utf-8"))
+    whys = {c["variable"]: list(c["why"].values()) for c in key["cells"] if c["kind"] == "choice"}
+    secret = (course / "instructor.secret").read_text().strip()
+    instructor = [secret, '"letter"', "def expected", "torch.cat([x for x, _ in window])"]
+    return {"whys": [w for texts in whys.values() for w in texts], "instructor": instructor}
+
+
+ATTACKERS = ("snoop", "patcher", "blanker", "hooker", "framer", "proc", "forger")
+
+
+def _feedback_page(course: Path, student: str) -> str:
+    path = course / "feedback" / student / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    return html.unescape(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("student", ATTACKERS)
+def test_nothing_of_the_key_reaches_an_attacker_nor_their_kernel(graded, student):
+    """No explanation (none of them chose right and was not hedging), no key, no secret, no
+    reference: not in what their kernel and harness printed or raised (the autograded
+    notebook), not in the feedback they receive."""
+    course = graded["course"]
+    texts = _key_texts(course)
+    printed = _outputs(course, student)
+    page = _feedback_page(course, student)
+    for text in texts["whys"] + texts["instructor"]:
+        assert text not in printed, (student, text)
+        assert text not in page, (student, text)
+
+
+def test_what_the_attacks_saw_holds_no_secret(graded):
+    """Item 2: the hook saw every cell that ran after it, report cells included; item 3: the
+    function found no reference; /proc and the sandbox's own scripts hold none either."""
+    course = graded["course"]
+    leaked = _outputs(course, "hooker")
+    assert "LEAK" in leaked  # (what it printed in the test cells gave way to the grader's)
+    dump = _outputs(course, "proc")
+    assert "PROC" in dump and "/opt/gradacc/inside/window_loop.py" in dump, dump[:2000]
+    assert "def cases" in dump and "def expected" not in dump
+    assert "window_loop.py" in _feedback_page(course, "proc")  # the harness's error, as data
+    assert "no reference in reach" in _feedback_page(course, "framer")
+
+
+def test_a_deleted_written_answer_comes_back_without_the_model_answer(graded):
+    course = graded["course"]
+    path = course / "autograded" / "deleter" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    cells = _cells_by_id(nbformat.read(path, 4))
+    assert "faq5_written" in cells and "faq2_test" in cells  # put back
+    for text in ("Model answer", "Rubric"):
+        assert text not in path.read_text() and text not in _feedback_page(course, "deleter")
+
+
+def test_feedback_is_written_and_explains_only_after_the_deadline(graded):
+    """The default setting: a wrong choice is marked wrong, its explanation waits."""
+    assert graded["feedback"].returncode == 0, graded["feedback"].stderr[-3000:]
+    page = _feedback_page(graded["course"], "framer")
+    assert "explained after the deadline" in page
+    honest = _feedback_page(graded["course"], "honest")
+    assert "Right (1 / 1)" in honest and "3 / 3 points" in honest
 
 
 def test_grading_refuses_without_bwrap(faq, tmp_path):

@@ -7,6 +7,8 @@ out about it. 10 points: five choices, the loop exercise (3) and the written ans
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .core import Assignment, Choice, Drawn, Exercise, MultipleChoice, Written, pick
 
 # The guide's FAQ questions, verbatim (as published: tests/data/guide_faq.txt); English for
@@ -354,7 +356,7 @@ Complete `train_with_accumulation(model, optimizer, loss_fn, micro_batches, accu
   too, weighted as a batch of its own samples; the function returns nothing.
 
 Each window must make the same update as one batch holding all of its samples. Run the quick
-check below your function: it catches the common bugs. The hidden test then trains models case
+check below your function: it catches the common bugs. The grader then trains models case
 by case (whole windows, a shorter last window, leftover gradients), part of the points for each.""",
     "yo": """\
 ### FAQ 3 ní kóòdù: kọ lupu ikojọpọ ({points})
@@ -393,53 +395,15 @@ LOOP_SOLUTION = """\
 
 LOOP_PARTIAL = LOOP_SOLUTION.replace("(loss / len(window))", "(loss / accumulation_steps)")
 
-LOOP_CHECK = """\
-import torch
-
-_MESSAGES = {messages!r}
-
-
-def _quick_check():
-    g = torch.Generator().manual_seed(0)
-    start = torch.randn(1, 3, generator=g, dtype=torch.float64)
-    batches = [
-        (torch.randn(2, 3, generator=g, dtype=torch.float64),
-         torch.randn(2, 1, generator=g, dtype=torch.float64))
-        for _ in range(4)
-    ]
-
-    def model_and_optimizer(leftover):
-        model = torch.nn.Linear(3, 1, bias=False, dtype=torch.float64)
-        with torch.no_grad():
-            model.weight.copy_(start)
-        model.weight.grad = torch.ones_like(start) if leftover else None
-        return model, torch.optim.SGD(model.parameters(), lr=0.1)
-
-    def by_hand(scale, leftover):  # two windows of two micro-batches, each loss times `scale`
-        model, optimizer = model_and_optimizer(leftover)
-        for window in (batches[:2], batches[2:]):
-            for x, y in window:
-                (torch.nn.functional.mse_loss(model(x), y) * scale).backward()
-            optimizer.step()
-            optimizer.zero_grad()
-        return model.weight.detach()
-
-    model, optimizer = model_and_optimizer(leftover=True)
-    steps = []
-    optimizer.register_step_post_hook(lambda *args: steps.append(1))
-    copies = [(x.clone(), y.clone()) for x, y in batches]
-    train_with_accumulation(model, optimizer, torch.nn.MSELoss(), copies, 2)
-    weight = model.weight.detach()
-    assert len(steps) != 4, _MESSAGES["every"]
-    assert len(steps) == 2, _MESSAGES["count"].format(len(steps))
-    assert model.weight.grad is None or not model.weight.grad.any(), _MESSAGES["after"]
-    assert not torch.allclose(weight, by_hand(1.0, False)), _MESSAGES["divide"]
-    assert not torch.allclose(weight, by_hand(0.5, True)), _MESSAGES["leftover"]
-    assert torch.allclose(weight, by_hand(0.5, False)), _MESSAGES["other"]
-    print(_MESSAGES["passed"])
+# The quick check is real code in loop_check.py; the cell gets its text and one call.
+LOOP_CHECK = Path(__file__).with_name("loop_check.py").read_text(encoding="utf-8")
+LOOP_CHECK = LOOP_CHECK[LOOP_CHECK.index("\nimport torch\n") + 1 :]  # after the docstring
 
 
-_quick_check()"""
+def _loop_check(lang: str) -> str:
+    """The check cell's code: the check, then a call on the student's function."""
+    return f"{LOOP_CHECK}\n\n_quick_check(train_with_accumulation, {LOOP_MESSAGES[lang]!r})"
+
 
 LOOP_MESSAGES = {
     "en": {
@@ -453,7 +417,7 @@ LOOP_MESSAGES = {
         "before the first micro-batch",
         "other": "the weights differ from one full-batch step per window",
         "passed": "Quick check passed: 2 windows of 2 micro-batches, leftover gradients. The "
-        "hidden test tries other sizes, a shorter last window too.",
+        "grader tries other sizes, a shorter last window too.",
     },
     "yo": {
         "every": "optimizer.step() ṣiṣẹ́ lẹ́yìn micro-batch kọ̀ọ̀kan: ṣe igbesẹ lẹ́ẹ̀kan fún fèrèsé "
@@ -478,7 +442,7 @@ LOOP = Exercise(
     prompt=LOOP_PROMPT,
     starter=LOOP_STARTER,
     solution=LOOP_SOLUTION,
-    check={lang: LOOP_CHECK.format(messages=LOOP_MESSAGES[lang]) for lang in LOOP_MESSAGES},
+    check={lang: _loop_check(lang) for lang in LOOP_MESSAGES},
     partial=LOOP_PARTIAL,
     partial_fails=("a short last window",),
 )

@@ -135,7 +135,7 @@ Write a fixed `train_token_weighted` below: every window must make the update of
 its sequences, whose loss is the mean cross-entropy over **all the real tokens of the window**,
 also for a last window holding fewer micro-batches. Keep one micro-batch per forward pass, and
 clear the gradients before the first micro-batch (the model may hold leftover gradients). The
-hidden test trains models case by case and gives part of the points for each case it passes."""
+grader trains models case by case and gives part of the points for each case it passes."""
 
 TOKEN_STARTER = '''\
 from torch.nn import functional as F
@@ -199,7 +199,7 @@ def _quick_check():
     assert same(moved, update([1 / 10, 1 / 10])), (
         "the update is not the mean over the 10 real tokens of the window"
     )
-    print("Quick check passed: one window of 2 + 8 real tokens. The hidden test tries more.")
+    print("Quick check passed: one window of 2 + 8 real tokens. The grader tries more.")
 
 
 _quick_check()"""

@@ -134,7 +134,7 @@ meant. Write `compensate_momentum(model, accumulation_steps)`: it sets the `mome
 BatchNorm layer** of `model` so that `accumulation_steps` updates put the same weight on new
 data as one update with the layer's current momentum. A layer whose momentum is `None` (a plain
 average of all batches so far) stays as it is, and so does every other layer. The function
-returns nothing. The hidden test checks several models, part of the points for each."""
+returns nothing. The grader checks several models, part of the points for each."""
 
 MOMENTUM_STARTER = '''\
 import torch
@@ -166,7 +166,7 @@ def _quick_check():
     )
     kept = (1 - new) ** 4
     assert abs(kept - 0.9) < 1e-9, f"4 updates with {new:.4g} keep {kept:.4f} of the old value"
-    print("Quick check passed: one BatchNorm1d, N = 4. The hidden test tries more models.")
+    print("Quick check passed: one BatchNorm1d, N = 4. The grader tries more models.")
 
 
 _quick_check()"""

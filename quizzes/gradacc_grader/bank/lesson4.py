@@ -147,7 +147,7 @@ state). Write `plan_micro_batches(effective_batch, floor_bytes, bytes_per_sample
 It returns `(micro_batch, accumulation_steps)`: the **largest** micro-batch that divides the
 effective batch (so that every window has equal micro-batches) and whose predicted peak is at most
 the budget, and the number of micro-batches that make up the effective batch. When not even one
-sample fits, it raises `ValueError` with a message that names the budget. The hidden test tries
+sample fits, it raises `ValueError` with a message that names the budget. The grader tries
 several budgets, part of the points for each."""
 
 PLAN_STARTER = '''\
@@ -180,7 +180,7 @@ def _quick_check():
         pass
     else:
         raise AssertionError("the floor alone exceeds the budget: that must raise ValueError")
-    print("Quick check passed: three budgets. The hidden test tries more.")
+    print("Quick check passed: three budgets. The grader tries more.")
 
 
 _quick_check()"""

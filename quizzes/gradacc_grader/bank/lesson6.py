@@ -281,7 +281,7 @@ def _quick_check():
         "every micro-batch all-reduced: the forward pass decides, so no_sync() must wrap it too"
     )
     assert model.allreduces == 2, f"{model.allreduces} all-reduces for 2 windows, not 1 each"
-    print("Quick check passed: 2 windows, 2 all-reduces. The hidden test also checks the weights.")
+    print("Quick check passed: 2 windows, 2 all-reduces. The grader also checks the weights.")
 
 
 _quick_check()"""

@@ -1,15 +1,20 @@
-"""Run a student's cell on an exercise's cases; runs INSIDE the sandbox, in a fresh process.
+"""Run a student's notebook cells, then its function on an exercise's cases; runs INSIDE the
+sandbox, in a fresh process.
 
     python -I -B loop_harness.py [--ahead] FD
 
 It imports torch first (started --ahead of its request, also torch._dynamo, which a
 torch optimizer imports on first use: the grader is busy meanwhile), then reads its request on
-stdin, {"module": an exercise module of this folder, "seed": int, "source": the student's
-cell}, builds the module's cases from the seed BEFORE any student code runs, executes
-the cell, and runs the function it defines on every case (scoring.outcome_of). It sends
-one JSON object, {case name: outcome} or {"error": ...}, on file descriptor FD: the write
-end of a pipe the grader created and reads. Never a file: this folder is the student's
-code's to fill with links.
+stdin, {"module": an exercise module of this folder, "seed": int, "cells": [the notebook's
+code cells, in order, up to the exercise's test cell]}, builds the module's cases from the
+seed BEFORE any student code runs, executes the cells in one namespace as the kernel did (a
+cell that raises is skipped, as nbgrader goes on), and runs the function they define on every
+case. It sends one JSON object, {case name: outcome} or {"error": ...}, on file descriptor FD:
+the write end of a pipe the grader created and reads. Never a file: this folder is the
+student's code's to fill with links.
+
+Nothing here knows what a case should produce: the reference is the grader's, outside. Code
+in this process can send anything; the grader compares it with references it computes itself.
 """
 
 from __future__ import annotations
@@ -23,10 +28,9 @@ from pathlib import Path
 
 
 def main(result_fd: int, ahead: bool) -> None:
-    """Import torch, read the request, grade the cell on every case, send the outcomes."""
+    """Import torch, read the request, run the cells and the function, send the outcomes."""
     sys.path.insert(0, str(Path(__file__).resolve().parent))  # -I left the script's folder off
-    import scoring
-    import torch  # the notebook's setup cell imported it: the student's cell may use it
+    import torch  # the notebook's setup cell imported it: the student's cells may use it
 
     if ahead:
         importlib.import_module("torch._dynamo")
@@ -34,20 +38,41 @@ def main(result_fd: int, ahead: bool) -> None:
     request = json.load(sys.stdin)
     exercise = importlib.import_module(request["module"])
     built = exercise.cases(request["seed"])  # before the student's code can touch anything
-    outcomes = run_cell(vars(exercise), scoring, built, request["source"], torch)
+    outcomes = run_cells(exercise, built, request["cells"], torch)
     with os.fdopen(result_fd, "w") as result:
         json.dump(outcomes, result)
 
 
-def run_cell(exercise: dict, scoring, built: list, source: str, torch) -> dict:
-    """Execute the student's cell, then its function on each case: {case name: outcome}."""
-    namespace = {"__name__": "__main__", "torch": torch, "nn": torch.nn}
+def python_of(cell: str) -> str:
+    """A cell as plain Python: IPython's magics translated (`%time x = 1`), when IPython is here."""
     try:
-        exec(compile(source, "answer", "exec"), namespace)
-        function = namespace[exercise["FUNCTION"]]
-    except BaseException:  # noqa: BLE001 (SystemExit too: the cell must define the function)
-        return {"error": traceback.format_exc(limit=3)}
-    return {name: scoring.outcome_of(exercise, function, case) for name, case in built}
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        return cell
+    return TransformerManager().transform_cell(cell)
+
+
+def run_cells(exercise, built: list, cells: list[str], torch) -> dict:
+    """Execute the cells in order, then the function on each case: {case name: outcome}."""
+    namespace = {"__name__": "__main__", "torch": torch, "nn": torch.nn}
+    last = "no cell ran"
+    for cell in cells:
+        try:
+            exec(compile(python_of(cell), "answer", "exec"), namespace)
+        except BaseException:  # noqa: BLE001 (a cell's bug or exit skips that cell, as in the kernel)
+            last = traceback.format_exc(limit=3)
+    function = namespace.get(exercise.FUNCTION)
+    if not callable(function):
+        return {"error": f"{exercise.FUNCTION} is not defined: {last.strip()[-2000:]}"}
+    return {name: outcome_of(exercise, function, case) for name, case in built}
+
+
+def outcome_of(exercise, function, case) -> dict:
+    """The outcome of the student's function on one case, or {"error": ...} if it raised."""
+    try:
+        return exercise.run(function, case)
+    except Exception as error:  # any bug of the student's is a failed case, not a crash
+        return {"error": f"{type(error).__name__}: {error}"[:300]}
 
 
 if __name__ == "__main__":

@@ -1,30 +1,15 @@
 """Cases of lesson 4's exercise: `plan_micro_batches`, the largest micro-batch that fits.
 
-A plain module (imports only the standard library): pasted into the hidden test, imported by
-the sandbox's harness and by the grader's re-check. The analytic memory model of lesson 4:
-peak = floor (parameters, gradients, optimizer state) + micro_batch x activation bytes per
-sample. The reference tries every micro-batch size from the largest down.
+A plain module (imports only the standard library): its cases and how to run a student's
+function on one, and nothing more: the sandbox's harness runs it, the reference and hints are
+the grader's (gradacc_grader/exercises/micro_batch_plan.py), never in the sandbox. The analytic
+memory model of lesson 4: peak = floor (parameters, gradients, optimizer state) + micro_batch x
+activation bytes per sample. The reference tries every micro-batch size from the largest down.
 """
 
 import random
 
 FUNCTION = "plan_micro_batches"
-HINTS = {
-    "en": {
-        "the whole batch fits": "if the effective batch itself fits, no accumulation is needed",
-        "a split is needed": "only sizes that divide the effective batch make equal windows; "
-        "among those that fit, the largest wastes the least time",
-        "an exact fit": "a plan whose peak equals the budget still fits",
-        "a budget below the floor": "when not even one sample fits, no plan exists: say so "
-        "with a ValueError instead of returning one",
-    },
-    "yo": {
-        "the whole batch fits": "bí ipele tó munadoko fúnra rẹ̀ bá baamu, kò sí ìkójọpọ̀ tó yẹ",
-        "a split is needed": "àwọn ìwọ̀n tó pín ipele tó munadoko nìkan ló ń ṣe fèrèsé dọ́gba",
-        "an exact fit": "ètò tí tente rẹ̀ dọ́gba pẹ̀lú ìsúná ṣì baamu",
-        "a budget below the floor": "bí àpẹẹrẹ kan kò bá baamu, kò sí ètò: sọ ọ́ pẹ̀lú ValueError",
-    },
-}
 
 
 def cases(seed):
@@ -70,24 +55,3 @@ def run(function, case):
         return {"plan": [int(micro_batch), int(steps)]}
     except (TypeError, ValueError):
         return {"plan": repr(plan)[:100]}
-
-
-def expected(case):
-    """The largest micro-batch dividing the effective batch whose peak fits, and N."""
-    batch = case["effective_batch"]
-    for size in range(batch, 0, -1):
-        peak = case["floor_bytes"] + size * case["bytes_per_sample"]
-        if batch % size == 0 and peak <= case["budget_bytes"]:
-            return {"plan": [size, batch // size]}
-    return {"raised": "ValueError"}
-
-
-def disagrees(outcome, reference):
-    """None if the student's plan (or refusal) is the reference's."""
-    if outcome == reference:
-        return None
-    if "raised" in reference:
-        return f"this budget cannot fit one sample, yet the function returned {outcome.get('plan')}"
-    if "raised" in outcome:
-        return "the function raised ValueError, though a plan fits"
-    return f"the plan (micro_batch, accumulation_steps) is {outcome.get('plan')}, not the best one"

@@ -1,10 +1,12 @@
 """Cases of lesson 6's exercise: `train_with_no_sync`, one all-reduce per window.
 
-A plain module (imports only torch): pasted into the hidden test, imported by the sandbox's
-harness and by the grader's re-check. `CountingDDP` stands in for DistributedDataParallel on
-one process: like DDP it decides in the forward pass whether the coming backward all-reduces
-(not inside `no_sync()`), and it counts those all-reduces instead of making them. The weights
-are compared with one full-batch step per window, as for the plain accumulation loop.
+A plain module (imports only torch): its cases and how to run a student's function on one, and
+nothing more: the sandbox's harness runs it, the reference and hints are the grader's
+(gradacc_grader/exercises/no_sync_window.py), never in the sandbox. `CountingDDP` stands in for
+DistributedDataParallel on one process: like DDP it decides in the forward pass whether the
+coming backward all-reduces (not inside `no_sync()`), and it counts those all-reduces instead of
+making them. The weights are compared with one full-batch step per window, as for the plain
+accumulation loop.
 """
 
 import contextlib
@@ -14,24 +16,6 @@ import torch
 
 FUNCTION = "train_with_no_sync"
 MICRO_BATCH = 4
-HINTS = {
-    "en": {
-        "one all-reduce per window": "DDP decides in the forward pass whether the backward "
-        "will all-reduce; only the window's last micro-batch needs to",
-        "a short last window": "the last window may be shorter: its own last micro-batch is "
-        "the one that must synchronise",
-        "no accumulation": "with accumulation_steps = 1 every micro-batch is the last of its "
-        "window",
-    },
-    "yo": {
-        "one all-reduce per window": "DDP pinnu nínú forward bóyá backward yóò ṣe all-reduce; "
-        "micro-batch tó kẹ́yìn fèrèsé nìkan ló nílò rẹ̀",
-        "a short last window": "fèrèsé tó kẹ́yìn lè kúrú: micro-batch tó kẹ́yìn tirẹ̀ ló gbọ́dọ̀ "
-        "ṣe ìmúṣiṣẹ́pọ̀",
-        "no accumulation": "pẹ̀lú accumulation_steps = 1 gbogbo micro-batch ló jẹ́ èyí tó kẹ́yìn "
-        "fèrèsé rẹ̀",
-    },
-}
 
 
 class CountingDDP(torch.nn.Module):
@@ -96,7 +80,7 @@ def _case(seed, count, steps):
     return {"start": start, "batches": batches, "steps": steps}
 
 
-def _model(case):
+def make_model(case):
     model = torch.nn.Linear(4, 3, dtype=torch.float64)
     with torch.no_grad():
         for p, value in zip(model.parameters(), case["start"]):
@@ -106,7 +90,7 @@ def _model(case):
 
 def run(function, case):
     """Train with the student's function; the weights and the all-reduces made."""
-    model, optimizer = _model(case)
+    model, optimizer = make_model(case)
     ddp = CountingDDP(model)
     batches = [(x.clone(), y.clone()) for x, y in case["batches"]]
     function(ddp, optimizer, torch.nn.MSELoss(), batches, case["steps"])
@@ -114,26 +98,3 @@ def run(function, case):
         "weights": [p.detach().tolist() for p in model.parameters()],
         "allreduces": ddp.allreduces,
     }
-
-
-def expected(case):
-    """The reference: one full-batch step per window, and one all-reduce per window."""
-    model, optimizer = _model(case)
-    batches, steps = case["batches"], case["steps"]
-    for first in range(0, len(batches), steps):
-        window = batches[first : first + steps]
-        optimizer.zero_grad()
-        inputs = torch.cat([x for x, _ in window])
-        targets = torch.cat([y for _, y in window])
-        torch.nn.functional.mse_loss(model(inputs), targets).backward()
-        optimizer.step()
-    windows = -(-len(batches) // steps)
-    return {"weights": [p.detach().tolist() for p in model.parameters()], "allreduces": windows}
-
-
-def disagrees(outcome, reference):
-    """None if there was one all-reduce per window (scoring compares the weights)."""
-    made, wanted = outcome.get("allreduces"), reference["allreduces"]
-    if made != wanted:
-        return f"{made} all-reduces for {wanted} windows"
-    return None

@@ -1,10 +1,12 @@
 """Cases of lesson 2's exercise: `train_token_weighted`, the token-level loss weighted right.
 
-A plain module (imports only torch): pasted into the hidden test, imported by the sandbox's
-harness and by the grader's re-check. A tiny float64 language model (embedding and linear
-head) trains on padded sequences whose micro-batches hold different numbers of real tokens,
-so the per-micro-batch mean divided by N is always wrong here. The reference concatenates
-each window into one batch: the mean over all its real tokens, one backward, one step.
+A plain module (imports only torch): its cases and how to run a student's function on one, and
+nothing more: the sandbox's harness runs it, the reference and hints are the grader's
+(gradacc_grader/exercises/token_loop.py), never in the sandbox. A tiny float64 language model
+(embedding and linear head) trains on padded sequences whose micro-batches hold different
+numbers of real tokens, so the per-micro-batch mean divided by N is always wrong here. The
+reference concatenates each window into one batch: the mean over all its real tokens, one
+backward, one step.
 """
 
 import random
@@ -14,24 +16,6 @@ import torch
 FUNCTION = "train_token_weighted"
 IGNORE_INDEX = -100
 VOCAB, WIDTH, LENGTH, SEQUENCES = 8, 4, 6, 2  # SEQUENCES: sequences per micro-batch
-HINTS = {
-    "en": {
-        "uneven real tokens": "the window's batch averages over all of its real tokens; a "
-        "micro-batch's own mean gives its tokens a weight that depends on how few it has",
-        "a short last window": "the last window may hold fewer micro-batches, and other "
-        "tokens: count them for that window",
-        "leftover gradients": "the model arrives with gradients already in .grad; backward() "
-        "adds to whatever is there",
-    },
-    "yo": {
-        "uneven real tokens": "ipele fèrèsé náà ń ṣe àròpín lórí gbogbo àwọn token gidi rẹ̀; "
-        "àròpín micro-batch kan fún token rẹ̀ ní ìwọ̀n tó dá lórí bí wọ́n ṣe kéré tó",
-        "a short last window": "fèrèsé tó kẹ́yìn lè ní micro-batches díẹ̀, àti token mìíràn: "
-        "ka wọ́n fún fèrèsé yẹn",
-        "leftover gradients": "àwòṣe náà dé pẹ̀lú gradients tó ti wà nínú .grad; backward() "
-        "máa ń fi kún ohun tó bá wà níbẹ̀",
-    },
-}
 
 
 def cases(seed):
@@ -93,7 +77,7 @@ class _TinyLanguageModel(torch.nn.Module):
         return self.head(torch.tanh(self.embed(tokens)))
 
 
-def _model(case):
+def make_model(case):
     model = _TinyLanguageModel()
     with torch.no_grad():
         for p, value in zip(model.parameters(), case["start"]):
@@ -103,7 +87,7 @@ def _model(case):
 
 def run(function, case):
     """Train with the student's function; the weights and the largest forward pass."""
-    model, optimizer = _model(case)
+    model, optimizer = make_model(case)
     if case["leftover"] is not None:
         for p, value in zip(model.parameters(), case["leftover"]):
             p.grad = value.clone()
@@ -113,30 +97,3 @@ def run(function, case):
     function(model, optimizer, batches, case["steps"])
     weights = [p.detach().tolist() for p in model.parameters()]
     return {"weights": weights, "largest_forward": max(sizes, default=0)}
-
-
-def expected(case):
-    """The reference: each window as one batch, the mean over all its real tokens."""
-    model, optimizer = _model(case)
-    batches, steps = case["batches"], case["steps"]
-    for first in range(0, len(batches), steps):
-        window = batches[first : first + steps]
-        optimizer.zero_grad()
-        tokens = torch.cat([x for x, _ in window])
-        targets = torch.cat([y for _, y in window])
-        logits = model(tokens)
-        torch.nn.functional.cross_entropy(
-            logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE_INDEX
-        ).backward()
-        optimizer.step()
-    return {
-        "weights": [p.detach().tolist() for p in model.parameters()],
-        "largest_forward": SEQUENCES,
-    }
-
-
-def disagrees(outcome, reference):
-    """None if the model saw one micro-batch at a time (scoring compares the weights)."""
-    if outcome.get("largest_forward") != SEQUENCES:
-        return "the model must see one micro-batch at a time"
-    return None

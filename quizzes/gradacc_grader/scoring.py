@@ -1,18 +1,17 @@
-"""Grade a student's function case by case: one line per named case, partial credit.
+"""Score a student's function case by case, in the grader's process: partial credit, feedback.
 
-A plain module (it imports nothing of the package): the builder pastes it into the hidden
-test of each coding exercise, and the grader's trusted re-check imports it. An exercise is a
-module (a namespace here) defining:
-
-- `FUNCTION`: the name of the function the student writes;
-- `HINTS`: {language: {case name: a hint that points at the idea}};
-- `cases(seed)`: [(case name, case)], everything drawn from `seed`;
-- `run(function, case)`: the student's function on a case -> a JSON-able outcome;
-- `expected(case)`: the reference outcome, computed without the student's code;
-- `disagrees(outcome, reference)`: None when they agree, else the reason in a few words.
+An exercise has two halves. `inside/<module>.py` goes into the sandbox and holds nothing
+secret: `FUNCTION` (the name the student writes), `cases(seed)` ([(case name, case)], all drawn
+from the seed) and `run(function, case)` (the student's function on a case -> a JSON-able
+outcome). `exercises/<module>.py` never goes into the sandbox: `HINTS` ({language: {case
+name: a hint}}), `expected(case)` (the reference outcome) and `disagrees(outcome,
+reference)` (None when they agree, else the reason in a few words). `exercise(module)`
+joins them into one namespace for the grader.
 
 Outcomes holding "weights" (lists of trained parameters) are also compared here, in float64.
 """
+
+import importlib
 
 import torch
 
@@ -32,8 +31,19 @@ WORDS = {
 }
 
 
+def exercise(module):
+    """Both halves of an exercise as one namespace (a dict), for the grader and the tests.
+
+    >>> sorted(k for k in exercise("micro_batch_plan") if k.isupper())
+    ['FUNCTION', 'HINTS']
+    """
+    cases = importlib.import_module(f"gradacc_grader.inside.{module}")
+    grader = importlib.import_module(f"gradacc_grader.exercises.{module}")
+    return {**vars(cases), **vars(grader)}
+
+
 def outcome_of(exercise, function, case):
-    """The outcome of the student's function on one case, or {"error": ...} if it raised."""
+    """The outcome of a function on one case, or {"error": ...} if it raised (tests only)."""
     try:
         return exercise["run"](function, case)
     except Exception as error:  # any bug of the student's is a failed case, not a crash
@@ -106,7 +116,8 @@ def report(exercise, found, points, lang="en"):
 
 
 def grade(exercise, function, seed, points, lang="en"):
-    """Grade in the student's kernel: references first, then the student's function; print."""
+    """Grade a function in this process and print the report (the bank's tests; never a
+    student's code, which runs only in the sandbox)."""
     built = exercise["cases"](seed)
     references = {name: exercise["expected"](case) for name, case in built}
     outcomes = {name: outcome_of(exercise, function, case) for name, case in built}

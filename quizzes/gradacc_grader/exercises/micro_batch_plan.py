@@ -1,0 +1,46 @@
+"""The grader's half of lesson 4's exercise (`plan_micro_batches`): hints, the reference, the
+comparison.
+
+Never in the sandbox: the student's kernel and the harness see only `inside/micro_batch_plan.py`
+(the cases and how to run a function on one). The reference (the largest micro-batch dividing
+the effective batch that fits) runs here, in the grader's process, on the same cases; the
+student's outcomes come back as data.
+"""
+
+HINTS = {
+    "en": {
+        "the whole batch fits": "if the effective batch itself fits, no accumulation is needed",
+        "a split is needed": "only sizes that divide the effective batch make equal windows; "
+        "among those that fit, the largest wastes the least time",
+        "an exact fit": "a plan whose peak equals the budget still fits",
+        "a budget below the floor": "when not even one sample fits, no plan exists: say so "
+        "with a ValueError instead of returning one",
+    },
+    "yo": {
+        "the whole batch fits": "bí ipele tó munadoko fúnra rẹ̀ bá baamu, kò sí ìkójọpọ̀ tó yẹ",
+        "a split is needed": "àwọn ìwọ̀n tó pín ipele tó munadoko nìkan ló ń ṣe fèrèsé dọ́gba",
+        "an exact fit": "ètò tí tente rẹ̀ dọ́gba pẹ̀lú ìsúná ṣì baamu",
+        "a budget below the floor": "bí àpẹẹrẹ kan kò bá baamu, kò sí ètò: sọ ọ́ pẹ̀lú ValueError",
+    },
+}
+
+
+def expected(case):
+    """The largest micro-batch dividing the effective batch whose peak fits, and N."""
+    batch = case["effective_batch"]
+    for size in range(batch, 0, -1):
+        peak = case["floor_bytes"] + size * case["bytes_per_sample"]
+        if batch % size == 0 and peak <= case["budget_bytes"]:
+            return {"plan": [size, batch // size]}
+    return {"raised": "ValueError"}
+
+
+def disagrees(outcome, reference):
+    """None if the student's plan (or refusal) is the reference's."""
+    if outcome == reference:
+        return None
+    if "raised" in reference:
+        return f"this budget cannot fit one sample, yet the function returned {outcome.get('plan')}"
+    if "raised" in outcome:
+        return "the function raised ValueError, though a plan fits"
+    return f"the plan (micro_batch, accumulation_steps) is {outcome.get('plan')}, not the best one"

@@ -1,0 +1,54 @@
+"""The grader's half of lesson 6's exercise (`train_with_no_sync`): hints, the reference, the
+comparison.
+
+Never in the sandbox: the student's kernel and the harness see only `inside/no_sync_window.py`
+(the cases and how to run a function on one). The reference (one full-batch step per window, one
+all-reduce per window) runs here, in the grader's process, on the same cases; the student's
+outcomes come back as data.
+"""
+
+import torch
+
+from gradacc_grader.inside.no_sync_window import make_model
+
+HINTS = {
+    "en": {
+        "one all-reduce per window": "DDP decides in the forward pass whether the backward "
+        "will all-reduce; only the window's last micro-batch needs to",
+        "a short last window": "the last window may be shorter: its own last micro-batch is "
+        "the one that must synchronise",
+        "no accumulation": "with accumulation_steps = 1 every micro-batch is the last of its "
+        "window",
+    },
+    "yo": {
+        "one all-reduce per window": "DDP pinnu nínú forward bóyá backward yóò ṣe all-reduce; "
+        "micro-batch tó kẹ́yìn fèrèsé nìkan ló nílò rẹ̀",
+        "a short last window": "fèrèsé tó kẹ́yìn lè kúrú: micro-batch tó kẹ́yìn tirẹ̀ ló gbọ́dọ̀ "
+        "ṣe ìmúṣiṣẹ́pọ̀",
+        "no accumulation": "pẹ̀lú accumulation_steps = 1 gbogbo micro-batch ló jẹ́ èyí tó kẹ́yìn "
+        "fèrèsé rẹ̀",
+    },
+}
+
+
+def expected(case):
+    """The reference: one full-batch step per window, and one all-reduce per window."""
+    model, optimizer = make_model(case)
+    batches, steps = case["batches"], case["steps"]
+    for first in range(0, len(batches), steps):
+        window = batches[first : first + steps]
+        optimizer.zero_grad()
+        inputs = torch.cat([x for x, _ in window])
+        targets = torch.cat([y for _, y in window])
+        torch.nn.functional.mse_loss(model(inputs), targets).backward()
+        optimizer.step()
+    windows = -(-len(batches) // steps)
+    return {"weights": [p.detach().tolist() for p in model.parameters()], "allreduces": windows}
+
+
+def disagrees(outcome, reference):
+    """None if there was one all-reduce per window (scoring compares the weights)."""
+    made, wanted = outcome.get("allreduces"), reference["allreduces"]
+    if made != wanted:
+        return f"{made} all-reduces for {wanted} windows"
+    return None

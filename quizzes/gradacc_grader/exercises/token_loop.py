@@ -1,0 +1,58 @@
+"""The grader's half of lesson 2's exercise (`train_token_weighted`): hints, the reference, the
+comparison.
+
+Never in the sandbox: the student's kernel and the harness see only `inside/token_loop.py` (the
+cases and how to run a function on one). The reference (each window as one batch, the mean over
+all its real tokens) runs here, in the grader's process, on the same cases; the student's
+outcomes come back as data.
+"""
+
+import torch
+
+from gradacc_grader.inside.token_loop import IGNORE_INDEX, SEQUENCES, make_model
+
+HINTS = {
+    "en": {
+        "uneven real tokens": "the window's batch averages over all of its real tokens; a "
+        "micro-batch's own mean gives its tokens a weight that depends on how few it has",
+        "a short last window": "the last window may hold fewer micro-batches, and other "
+        "tokens: count them for that window",
+        "leftover gradients": "the model arrives with gradients already in .grad; backward() "
+        "adds to whatever is there",
+    },
+    "yo": {
+        "uneven real tokens": "ipele fèrèsé náà ń ṣe àròpín lórí gbogbo àwọn token gidi rẹ̀; "
+        "àròpín micro-batch kan fún token rẹ̀ ní ìwọ̀n tó dá lórí bí wọ́n ṣe kéré tó",
+        "a short last window": "fèrèsé tó kẹ́yìn lè ní micro-batches díẹ̀, àti token mìíràn: "
+        "ka wọ́n fún fèrèsé yẹn",
+        "leftover gradients": "àwòṣe náà dé pẹ̀lú gradients tó ti wà nínú .grad; backward() "
+        "máa ń fi kún ohun tó bá wà níbẹ̀",
+    },
+}
+
+
+def expected(case):
+    """The reference: each window as one batch, the mean over all its real tokens."""
+    model, optimizer = make_model(case)
+    batches, steps = case["batches"], case["steps"]
+    for first in range(0, len(batches), steps):
+        window = batches[first : first + steps]
+        optimizer.zero_grad()
+        tokens = torch.cat([x for x, _ in window])
+        targets = torch.cat([y for _, y in window])
+        logits = model(tokens)
+        torch.nn.functional.cross_entropy(
+            logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE_INDEX
+        ).backward()
+        optimizer.step()
+    return {
+        "weights": [p.detach().tolist() for p in model.parameters()],
+        "largest_forward": SEQUENCES,
+    }
+
+
+def disagrees(outcome, reference):
+    """None if the model saw one micro-batch at a time (scoring compares the weights)."""
+    if outcome.get("largest_forward") != SEQUENCES:
+        return "the model must see one micro-batch at a time"
+    return None

@@ -1,0 +1,55 @@
+"""The grader's half of FAQ 3's loop exercise (`train_with_accumulation`): hints, the reference,
+the comparison.
+
+Never in the sandbox: the student's kernel and the harness see only `inside/window_loop.py` (the
+cases and how to run a function on one). The reference (each window concatenated into one batch,
+one backward, one step) runs here, in the grader's process, on the same cases; the student's
+outcomes come back as data.
+"""
+
+import torch
+
+from gradacc_grader.inside.window_loop import MICRO_BATCH, make_model
+
+HINTS = {
+    "en": {
+        "whole windows": "one window must move the weights like one batch of all its samples: "
+        "what does .grad hold when optimizer.step() runs, and how often does it run?",
+        "a short last window": "the last window may hold fewer micro-batches than "
+        "accumulation_steps; which batch does that window stand for?",
+        "leftover gradients": "the model arrives with gradients already in .grad; backward() "
+        "adds to whatever is there",
+    },
+    "yo": {
+        "whole windows": "fèrèsé kan gbọ́dọ̀ yí àwọn ìwọ̀n padà bí ipele kan tó ní gbogbo àwọn "
+        "àpẹẹrẹ rẹ̀: kí ni .grad ní nígbà tí optimizer.step() bá ṣiṣẹ́, ìgbà mélòó ló sì ṣiṣẹ́?",
+        "a short last window": "fèrèsé tó kẹ́yìn lè ní micro-batches tó kéré ju "
+        "accumulation_steps lọ; ipele wo ni fèrèsé yẹn dúró fún?",
+        "leftover gradients": "àwòṣe náà dé pẹ̀lú gradients tó ti wà nínú .grad; backward() "
+        "máa ń fi kún ohun tó bá wà níbẹ̀",
+    },
+}
+
+
+def expected(case):
+    """The reference: each window concatenated into one batch, one backward, one step."""
+    model, optimizer = make_model(case)
+    batches, steps = case["batches"], case["steps"]
+    for first in range(0, len(batches), steps):
+        window = batches[first : first + steps]
+        optimizer.zero_grad()
+        inputs = torch.cat([x for x, _ in window])
+        targets = torch.cat([y for _, y in window])
+        torch.nn.functional.mse_loss(model(inputs), targets).backward()
+        optimizer.step()
+    return {
+        "weights": [p.detach().tolist() for p in model.parameters()],
+        "largest_forward": MICRO_BATCH,
+    }
+
+
+def disagrees(outcome, reference):
+    """None if the model saw one micro-batch at a time (scoring compares the weights)."""
+    if outcome.get("largest_forward") != MICRO_BATCH:
+        return "the model must see one micro-batch at a time"
+    return None
