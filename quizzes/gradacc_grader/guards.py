@@ -1,4 +1,4 @@
-"""nbgrader preprocessors that keep grading fair: restore deleted test cells, keep feedback safe.
+"""nbgrader preprocessors that keep grading fair: restore deleted test cells, hide hidden tests.
 
 `gradacc_grader.settings` plugs them into nbgrader 0.9:
 
@@ -17,13 +17,9 @@
 - `HideHiddenTests` runs in `generate_feedback` before `ClearHiddenTests`: the traceback of
   a failing test cell would print the hidden test's source lines, so a test cell's error
   keeps only its last line, and any output that quotes a hidden test line is replaced.
-- `EscapeStudentMarkdown` shows what a student typed in a markdown cell as text: nbgrader's
-  feedback template renders markdown as raw HTML, so `<script>` would run in the page.
 """
 
 from __future__ import annotations
-
-import html
 
 from nbformat.notebooknode import NotebookNode
 from nbgrader.api import MissingEntry
@@ -177,15 +173,3 @@ class HideHiddenTests(NbGraderPreprocessor):
         elif quotes(output.get("data")):
             output.data = {"text/plain": HIDDEN_NOTE}
         return output
-
-
-class EscapeStudentMarkdown(NbGraderPreprocessor):
-    """Escape the HTML of every markdown cell that is not a locked cell of the instructor's."""
-
-    def preprocess_cell(self, cell, resources, index):
-        meta = _nbgrader(cell)
-        # a locked cell with a grade id had its source restored from the gradebook at autograde
-        instructor = meta.get("locked") and meta.get("grade_id") and not meta.get("solution")
-        if cell.cell_type == "markdown" and not instructor:
-            cell.source = html.escape(cell.source, quote=False)
-        return cell, resources

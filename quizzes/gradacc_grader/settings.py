@@ -46,13 +46,14 @@ def configure(c) -> None:
     # HideHiddenTests cuts tracebacks of test cells to their last line (the message: a wrong
     # choice's explanation, a failed case's hint) and any output quoting a hidden line; it runs
     # before ClearHiddenTests, which strips the hidden regions from the source.
-    # EscapeStudentMarkdown shows a student's markdown as text (the template renders raw HTML).
+    # SanitizeFeedback, first, makes the notebook data (gradacc_grader.untrusted_output): the
+    # student's markdown as text, outputs as text or checked images, no markup from metadata.
     c.GenerateFeedback.preprocessors = [
+        "gradacc_grader.untrusted_output.SanitizeFeedback",
         "nbgrader.preprocessors.GetGrades",
         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
         f"{GUARDS}.HideHiddenTests",
         "nbgrader.preprocessors.ClearHiddenTests",
-        f"{GUARDS}.EscapeStudentMarkdown",
     ]
     # HTML and JavaScript that student code displays (outputs) are sanitized in feedback too.
     c.HTMLExporter.sanitize_html = True
