@@ -60,9 +60,12 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 # --- text for the terminal ----------------------------------------------------------------
 
-# ESC sequences (CSI `ESC [ ... final`, OSC `ESC ] ... BEL|ESC \`, two-byte ESC x), and the
-# 8-bit CSI; what is left of a broken sequence loses its ESC below and stays visible text.
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]")
+# ESC sequences (ECMA-48): CSI `ESC [ ... final`; strings (OSC `ESC ]`, DCS, APC, PM, SOS)
+# up to BEL or `ESC \`; and the short ones, `ESC c` and the like. What is left of a broken
+# sequence loses its ESC below and stays as visible text.
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]PX^_][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[ -/]*[0-~]"
+)
 _BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
@@ -159,9 +162,11 @@ def is_text(source: str) -> bool:
 
 GRADE_ID = re.compile(r"[A-Za-z0-9_\-]{1,200}")  # nbgrader's schema, not empty
 CELL_ID = re.compile(r"[a-zA-Z0-9_\-]{1,64}")  # nbformat 4.5's schema
-SAFE_NAME = re.compile(r"[A-Za-z0-9_.+\- ]{1,64}")  # a kernel's or language's name
+_NAME = re.compile(r"[A-Za-z0-9_.+\- ]{1,64}")  # a kernel's or language's name
 IMAGES = {"image/png": b"\x89PNG\r\n\x1a\n", "image/jpeg": b"\xff\xd8\xff"}
 NOT_READABLE = "(this notebook could not be read as a notebook, so it is not shown)"
+# IPython's text for a display object (HTML, SVG, ...): the other type, as text, says more
+_PLACEHOLDER = re.compile(r"<IPython\.core\.display\.\w+ object>")
 
 
 def _text(value) -> str:
@@ -224,10 +229,14 @@ def _image(mime: str, value) -> str | None:
     return base64.b64encode(data).decode("ascii") if data.startswith(IMAGES[mime]) else None
 
 
+def _is_textual(mime: str) -> bool:
+    return mime.startswith("text/") or mime.endswith(("json", "xml", "javascript"))
+
+
 def _as_plain_text(mime: str, value) -> str:
     if isinstance(value, (dict, list)) and not _text(value):
-        return f"[{mime}, shown as text]\n{json.dumps(value, indent=1)[:100_000]}"
-    if mime.startswith("text/") or mime.endswith(("json", "xml", "javascript")):
+        return f"[{mime}, shown as text]\n{json.dumps(value, indent=1)}"
+    if _is_textual(mime):
         return f"[{mime}, shown as text]\n{_text(value)}"
     return f"[{mime} output, not shown]"
 
@@ -237,12 +246,15 @@ def _data(data) -> dict:
     if not isinstance(data, dict):
         return {"text/plain": "[an output that is not a mime bundle, not shown]"}
     clean = {mime: image for mime in IMAGES if (image := _image(mime, data.get(mime)))}
-    if "text/plain" in data:
-        clean["text/plain"] = _text(data["text/plain"])
-    else:  # nothing to read but the other types: the first of them, as text
-        others = [mime for mime in data if mime not in clean]
-        if others or not clean:
-            clean["text/plain"] = _as_plain_text(others[0], data[others[0]]) if others else ""
+    plain = _text(data.get("text/plain"))
+    others = [mime for mime in data if mime not in clean and mime != "text/plain"]
+    if "text/plain" in data and not (others and _PLACEHOLDER.fullmatch(plain)):
+        clean["text/plain"] = plain
+    elif others:  # nothing to read but the other types: one of them, as text
+        readable = [mime for mime in others if _is_textual(mime)]
+        clean["text/plain"] = _as_plain_text((readable or others)[0], data[(readable or others)[0]])
+    elif not clean:
+        clean["text/plain"] = ""
     return clean
 
 
@@ -261,17 +273,12 @@ def _output(output) -> dict | None:
         name = output.get("name") if output.get("name") in ("stdout", "stderr") else "stdout"
         return {"output_type": "stream", "name": name, "text": _text(output.get("text"))}
     if kind == "error":
-        traceback = output.get("traceback")
-        lines = (
-            [line for line in traceback if isinstance(line, str)]
-            if isinstance(traceback, list)
-            else []
-        )
+        lines = output.get("traceback") if isinstance(output.get("traceback"), list) else []
         return {
             "output_type": "error",
             "ename": _text(output.get("ename")),
             "evalue": _text(output.get("evalue")),
-            "traceback": lines,
+            "traceback": [line for line in lines if isinstance(line, str)],
         }
     if kind in ("display_data", "execute_result"):
         data = _data(output.get("data"))
@@ -353,12 +360,12 @@ def _notebook_metadata(meta) -> dict:
     ):
         part = meta.get(key) if isinstance(meta.get(key), dict) else {}
         kept = {
-            f: part[f]
-            for f in fields
-            if isinstance(part.get(f), str) and SAFE_NAME.fullmatch(part[f])
+            f: part[f] for f in fields if isinstance(part.get(f), str) and _NAME.fullmatch(part[f])
         }
-        if kept:
+        if "name" in kept:  # nbformat requires it (and a kernel's display name)
             clean[key] = kept
+    if "kernelspec" in clean:
+        clean["kernelspec"].setdefault("display_name", clean["kernelspec"]["name"])
     return clean
 
 
@@ -371,7 +378,8 @@ def sanitize_notebook(nb, source: dict | None = None, clear_tests: bool = True) 
     the grader wrote its message there.
     """
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        nb = {"cells": [{"cell_type": "markdown", "source": NOT_READABLE}], "metadata": {}}
+        note = {"cell_type": "markdown", "metadata": {}, "source": NOT_READABLE}
+        return {"cells": [note], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}
     trusted, test_ids = _trusted_markdown(source), _test_ids(source)
     cells = [_cell(cell, trusted, test_ids, clear_tests) for cell in nb["cells"]]
     seen_grade_ids, seen_cell_ids = set(), set()
@@ -380,7 +388,7 @@ def sanitize_notebook(nb, source: dict | None = None, clear_tests: bool = True) 
         if grade_id is not None and grade_id in seen_grade_ids:
             del cell["metadata"]["nbgrader"]
         seen_grade_ids.add(grade_id)
-        if cell.get("id") in seen_cell_ids:
+        if "id" in cell and cell["id"] in seen_cell_ids:
             del cell["id"]
         seen_cell_ids.add(cell.get("id"))
     minor = nb.get("nbformat_minor") if _count(nb.get("nbformat_minor")) is not None else 4
@@ -448,7 +456,10 @@ def sanitize_autograded(folder: Path, source: Path) -> int:
         relative = path.relative_to(folder)
         original = source / relative
         trusted = _read_json(original) if original.is_file() and not original.is_symlink() else None
-        clean = sanitize_notebook(_read_json(path), trusted)
+        try:
+            clean = sanitize_notebook(_read_json(path), trusted)
+        except Exception:  # a bug of ours must not show the notebook raw, nor stop the class
+            clean = sanitize_notebook(None)
         temporary = path.with_name(f".{path.name}.sanitized")
         temporary.write_text(json.dumps(clean, indent=1) + "\n", encoding="utf-8")
         os.chmod(temporary, stat.S_IMODE(mode) | stat.S_IRUSR)
