@@ -47,7 +47,8 @@ from gradacc_grader.sandbox import (
     start_harness,
     stop_harnesses,
 )
-from gradacc_grader.untrusted_output import one_line, sanitize_autograded, scrub_log
+from gradacc_grader.terminal_text import one_line, scrub_log
+from gradacc_grader.untrusted_output import sanitize_autograded
 
 MAX_NOTEBOOK_BYTES = 20_000_000
 

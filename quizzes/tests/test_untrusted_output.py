@@ -1,4 +1,5 @@
-"""What comes out of a student's notebook is shown as data (gradacc_grader.untrusted_output).
+"""What comes out of a student's notebook is shown as data (gradacc_grader.untrusted_output),
+and what reaches the instructor's terminal as plain text (gradacc_grader.terminal_text).
 
 A battery of hostile notebooks, each payload marked `PWN<n>`, is rendered with the very
 templates that show it to the instructor: nbgrader 0.9.6's `formgrade` (Manual Grading) and
@@ -24,15 +25,13 @@ import nbformat
 import pytest
 from gradacc_grader.grading import score_table
 from gradacc_grader.results import Outcome, prepare
+from gradacc_grader.terminal_text import one_line, printable, scrub_log
 from gradacc_grader.untrusted_output import (
     NOT_READABLE,
     PRE_OPEN,
     SanitizeFeedback,
-    one_line,
-    printable,
     sanitize_autograded,
     sanitize_notebook,
-    scrub_log,
 )
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 from PIL import Image
