@@ -50,6 +50,8 @@ from gradacc_grader.sandbox import (
     start_harness,
     stop_harnesses,
 )
+from gradacc_grader.terminal_text import one_line, scrub_log
+from gradacc_grader.untrusted_output import sanitize_autograded
 
 MAX_NOTEBOOK_BYTES = 20_000_000
 
@@ -232,8 +234,10 @@ def _finish(process, assignment: str, folder: Path, timeout: float) -> None:
     if hung:
         process.kill()  # its kernel and re-check die with it (bwrap --die-with-parent)
     process.join()
+    scrub_log(folder / "grading.log")  # the kernel's chatter: no escape sequences for a terminal
     if (folder / "outcome.json").is_file():
         return
+    _sanitize(folder, assignment)  # the child ended before it did
     if hung:
         status = f"failed: took more than {timeout:.0f} s"
     else:  # a bug of the grader's: its traceback ends the student's log
@@ -245,7 +249,7 @@ def _finish(process, assignment: str, folder: Path, timeout: float) -> None:
 
 def _conclude(course: Path, assignment: str, folder: Path, merge_into_course: bool) -> Outcome:
     outcome = merge(course, assignment, folder) if merge_into_course else load(folder)
-    print(f"  {outcome.student}: {outcome.status}", file=sys.stderr, flush=True)
+    print(f"  {one_line(outcome.student)}: {one_line(outcome.status)}", file=sys.stderr, flush=True)
     return outcome
 
 
@@ -269,6 +273,12 @@ def _grade_here(course: Path, assignment: str, sandbox: Sandbox, folder: Path, s
     outcome = _record(folder, assignment, folder.name, status, course, sandbox)
     stop_harnesses(sandbox)
     save(folder, outcome)
+
+
+def _sanitize(folder: Path, assignment: str) -> None:
+    """Make the student's autograded notebooks data before formgrader or feedback shows them."""
+    student = folder / "autograded" / folder.name / assignment
+    sanitize_autograded(student, folder / "source" / assignment)
 
 
 def _autograde(folder: Path, assignment: str, sandbox: Sandbox, kernels: Path) -> str:
@@ -323,13 +333,16 @@ def _record(
             return outcome
         explain = explain_wrong_choices(folder, submission.assignment.duedate)
         checks = checks_for(assignment, course, sandbox, explain) if outcome.ok else []
+        pending = {}
         for notebook in submission.notebooks:
             # nbgrader's autograded copy holds the cells as they ran: locked and test cells
             # put back from the source, the student's own cells as submitted.
             path = folder / "autograded" / student / assignment / f"{notebook.name}.ipynb"
-            messages = _score(notebook, _read_cells(path), checks, outcome)
-            # Anything that cleans the autograded notebook's outputs runs here, between the
-            # scoring (which reads the report lines) and the grader's messages (kept as written).
+            pending[path] = _score(notebook, _read_cells(path), checks, outcome)
+        # Between the scoring (which reads the report lines) and the grader's messages (kept as
+        # written): the student's notebooks become data, test cells' outputs cleared.
+        _sanitize(folder, assignment)
+        for path, messages in pending.items():
             write_messages(path, messages)
         gradebook.db.commit()
         submission = gradebook.find_submission(assignment, student)
@@ -412,14 +425,15 @@ def score_table(outcomes: list[Outcome]) -> str:
     student  score    max  manual  status
     ada        9.0   12.0  to do   graded
     """
-    width = max([len("student"), *(len(o.student) for o in outcomes)])
+    width = max([len("student"), *(len(one_line(o.student)) for o in outcomes)])
     lines = [f"{'student':<{width}}  score    max  manual  status"]
-    for o in outcomes:
+    for o in outcomes:  # one_line: a student's text cannot move the cursor or add a row
         manual = "to do" if o.needs_manual_grade else "done"
+        student, status = one_line(o.student), one_line(o.status)
         lines.append(
-            f"{o.student:<{width}}  {o.score:5.1f}  {o.max_score:5.1f}  {manual:<6}  {o.status}"
+            f"{student:<{width}}  {o.score:5.1f}  {o.max_score:5.1f}  {manual:<6}  {status}"
         )
-        lines += [f"{'':<{width}}    {note}" for note in o.notes]
+        lines += [f"{'':<{width}}    {one_line(note)}" for note in o.notes]
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""nbgrader preprocessors that keep grading fair: restore deleted test cells, escape markdown.
+"""nbgrader preprocessors that keep grading fair: restore deleted test cells, clear reports.
 
 `gradacc_grader.settings` plugs them into nbgrader 0.9:
 
@@ -19,17 +19,13 @@
   `add_missing_task_cells` fails the submission with `KeyError: 'grade_id'`.
 - `ClearTestCellsHiddenTests` strips the hidden regions (the report lines) of the test cells in
   the feedback, and leaves a student's own cells as they are.
-- `EscapeStudentMarkdown` shows what a student typed in a markdown cell as text: nbgrader's
-  feedback template renders markdown as raw HTML, so `<script>` would run in the page.
 """
 
 from __future__ import annotations
 
-import html
-
 from nbformat.notebooknode import NotebookNode
 from nbgrader.api import MissingEntry
-from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
+from nbgrader.preprocessors import ClearHiddenTests, OverwriteCells
 from nbgrader.utils import compute_checksum
 
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
@@ -170,15 +166,3 @@ class ClearTestCellsHiddenTests(ClearHiddenTests):
         if not _is_test(cell):
             return cell, resources
         return super().preprocess_cell(cell, resources, cell_index)
-
-
-class EscapeStudentMarkdown(NbGraderPreprocessor):
-    """Escape the HTML of every markdown cell that is not a locked cell of the instructor's."""
-
-    def preprocess_cell(self, cell, resources, index):
-        meta = _nbgrader(cell)
-        # a locked cell with a grade id had its source restored from the gradebook at autograde
-        instructor = meta.get("locked") and meta.get("grade_id") and not meta.get("solution")
-        if cell.cell_type == "markdown" and not instructor:
-            cell.source = html.escape(cell.source, quote=False)
-        return cell, resources

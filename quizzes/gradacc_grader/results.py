@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from gradacc_grader.submissions import copy_regular_files
+from gradacc_grader.untrusted_output import is_student_id
 
 
 @dataclass
@@ -53,6 +54,8 @@ def prepare(course: Path, assignment: str, student: str, folder: Path) -> str | 
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
+    if not is_student_id(student):  # formgrader puts a student's id into its pages unescaped
+        return "refused: the student id is not a plain name (letters, digits, . _ - @)"
     shutil.copy(course / "nbgrader_config.py", folder)
     (folder / "source").symlink_to(course / "source")
     original = closing(sqlite3.connect(course / "gradebook.db"))

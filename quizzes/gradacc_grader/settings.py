@@ -41,16 +41,17 @@ def configure(c) -> None:
         "nbgrader.preprocessors.CheckCellMetadata",
     ]
 
-    # Feedback goes to students. The test cells hold no secret (they only report values; the
+    # Feedback goes to students. SanitizeFeedback, first, makes the notebook data
+    # (gradacc_grader.untrusted_output): the student's markdown as text, outputs as text or checked
+    # images, no markup from metadata. The test cells hold no secret (they only report values; the
     # grader scores outside the sandbox and writes its own message into them), so only the
     # hidden regions' report lines are stripped, of the test cells only (ClearTestCellsHiddenTests:
-    # nbgrader's fails a student's feedback whose own cell mentions its marker), and a student's
-    # markdown is shown as text (EscapeStudentMarkdown: the template renders raw HTML).
+    # nbgrader's fails a student's feedback whose own cell mentions its marker).
     c.GenerateFeedback.preprocessors = [
+        "gradacc_grader.untrusted_output.SanitizeFeedback",
         "nbgrader.preprocessors.GetGrades",
         "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
         f"{GUARDS}.ClearTestCellsHiddenTests",
-        f"{GUARDS}.EscapeStudentMarkdown",
     ]
     # When a wrong choice's message says what that choice gets wrong (never which one is
     # right): "after_deadline" (the default: once the due date set with `nbgrader db assignment
