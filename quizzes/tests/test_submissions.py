@@ -117,28 +117,41 @@ def test_collect_keeps_a_submission_that_is_a_named_pipe_a_pipe(tmp_path):
     ]
 
 
-def _nested(top: Path, depth: int) -> Path:
-    """`depth` folders, one inside the other, under `top` (made without long paths)."""
-    fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
-    for _ in range(depth):
-        os.mkdir("d", dir_fd=fd)
-        inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+@pytest.fixture
+def nested():
+    """nested(top, depth): `depth` folders, one inside the other, under `top`.
+
+    Removed with remove_tree after the test: pytest's own clean-up of its temporary
+    folders (shutil.rmtree) would raise RecursionError, in this and later test runs.
+    """
+    made = []
+
+    def make(top: Path, depth: int) -> Path:
+        fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+        for _ in range(depth):  # made relative to the last one: no path grows long
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
         os.close(fd)
-        fd = inner
-    os.close(fd)
-    return top
+        made.append(top)
+        return top
+
+    yield make
+    for top in made:
+        if top.exists():
+            remove_tree(top)
 
 
-def test_folders_nested_past_the_limit_are_refused_without_recursion(tmp_path):
+def test_folders_nested_past_the_limit_are_refused_without_recursion(tmp_path, nested):
     """1,100 nested folders made the grader's own walk raise RecursionError."""
-    source = _nested(_submission(tmp_path / "in"), 1100)
+    source = nested(_submission(tmp_path / "in"), 1100)
     problems = copy_regular_files(source, tmp_path / "out")
     deep = "/".join(["d"] * (SubmissionLimits.depth + 1))
     assert problems == [f"its folders are nested more than 8 deep ({deep})"]
     assert not (tmp_path / "out").exists()
-    within = _nested(_submission(tmp_path / "ok"), SubmissionLimits.depth)
+    within = nested(_submission(tmp_path / "ok"), SubmissionLimits.depth)
     assert copy_regular_files(within, tmp_path / "copied") == []
-    remove_tree(source)  # pytest's own clean-up would recurse
 
 
 def test_a_submission_with_too_many_entries_or_bytes_is_refused(tmp_path):
@@ -177,25 +190,25 @@ def test_a_notebook_too_large_or_with_too_many_cells_is_refused_before_it_is_par
     assert copy_regular_files(fine, tmp_path / "fine-out") == []
 
 
-def test_collect_copies_a_deep_submission_only_one_step_past_the_limit(tmp_path):
-    source = _nested(_submission(tmp_path / "inbound"), 1100)
+def test_collect_copies_a_deep_submission_only_one_step_past_the_limit(tmp_path, nested):
+    source = nested(_submission(tmp_path / "inbound"), 1100)
     stopped = copy_as_is(source, tmp_path / "submitted")
     assert stopped == "folders nested more than 8 deep"
+    nested(tmp_path / "submitted", 0)  # removed after the test, like the source
     copied = tmp_path / "submitted" / "/".join(["d"] * (SubmissionLimits.depth + 1))
     assert copied.is_dir() and not list(copied.iterdir())
     assert copy_regular_files(tmp_path / "submitted", tmp_path / "graded")[0].startswith(
         "its folders are nested more than 8 deep"
     )
-    remove_tree(source)  # pytest's own clean-up would recurse
 
 
-def test_remove_tree_removes_any_depth_and_never_follows_a_link(tmp_path):
+def test_remove_tree_removes_any_depth_and_never_follows_a_link(tmp_path, nested):
     keep = tmp_path / "keep"
     keep.mkdir()
     (keep / "file.txt").write_text("not the student's")
     top = tmp_path / "scratch"
     top.mkdir()
-    _nested(top, 2100)  # past Python's recursion limit, and PATH_MAX (4096 bytes)
+    nested(top, 2100)  # past Python's recursion limit, and PATH_MAX (4096 bytes)
     (top / "d" / "link").symlink_to(keep)
     (top / "locked").mkdir()
     (top / "locked" / "inner").mkdir()
