@@ -281,7 +281,7 @@ def _autograde(folder: Path, assignment: str, sandbox: Sandbox, kernels: Path) -
     config = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
     config.CourseDirectory.root = str(folder)
     if not sandbox.unsafe:
-        config.Execute.kernel_manager_class = "gradacc_grader.sandbox.SandboxKernelManager"
+        config.Execute.kernel_manager_class = "gradacc_grader.kernel.SandboxKernelManager"
         manager = config.SandboxKernelManager
         manager.course_root, manager.hidden = str(folder), [str(p) for p in sandbox.hidden]
         manager.scratch_root = str(kernels)

@@ -11,9 +11,10 @@ sandbox of its own with other mounts or more rights.
 
 Two kinds of process run in it, each in a sandbox of its own:
 
-- the kernel that nbgrader drives (`SandboxKernelManager`), which talks to nbgrader over
-  Unix sockets in a folder bound into the sandbox (TCP cannot cross the network
-  namespace); its scratch folder holds the submitted notebook and nothing else;
+- the kernel that nbgrader drives (`SandboxKernelManager`, in gradacc_grader.kernel),
+  which talks to nbgrader over Unix sockets in a folder bound into the sandbox (TCP
+  cannot cross the network namespace); its scratch folder holds the submitted notebook
+  and nothing else;
 - the trusted re-check's harness (`run_exercise`), whose result comes back on a pipe the
   grader created and reads, never through a file the student's code could replace.
 """
@@ -34,8 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jupyter_client.manager import AsyncKernelManager
-from traitlets import Integer, List, Unicode
+from gradacc_grader.folders import remove_tree
 
 HOME = "/home/student"
 WORK = f"{HOME}/work"  # where the scratch folder appears inside the sandbox
@@ -67,6 +67,7 @@ class Limits:
     processes: int = 64  # processes and threads, counted in the sandbox's user namespace
     file_bytes: int = 256 << 20  # largest file it may write
     tmpfs_bytes: int = 256 << 20  # size of the in-memory home and /tmp each
+    shm_bytes: int = 64 << 20  # size of /dev/shm
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,8 @@ class Running:
         self._kill()
         for stream in (self.process.stdin, self.result, self.stderr):
             stream.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        with contextlib.suppress(OSError):  # student code made it: it may be nested deep
+            remove_tree(self.scratch)
 
     def _kill(self) -> None:
         if self.process.poll() is None:
@@ -222,6 +224,10 @@ def readonly_paths() -> list[Path]:
 def _bwrap_args(sandbox: Sandbox, scratch: Path, shared: tuple[Path, ...]) -> list[str]:
     size = str(sandbox.limits.tmpfs_bytes)
     args = [find_bwrap(), *_system_binds(), "--dev", "/dev", "--proc", "/proc"]
+    # /dev is a tmpfs as large as half the machine's memory, writable when the grader is not
+    # root: read-only, but for a small /dev/shm (Python's multiprocessing needs one).
+    args += ["--perms", "1777", "--size", str(sandbox.limits.shm_bytes), "--tmpfs", "/dev/shm"]
+    args += ["--remount-ro", "/dev"]
     # Writable by anyone inside, like a real /tmp: the code may run as `nobody`.
     args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     args += _parents([HOME, *readonly_paths(), f"{INSIDE}/inside", *shared])
@@ -435,53 +441,3 @@ def _judge(kind: str, found: dict) -> dict:
     if problems:
         raise SandboxError(f"the {kind} sandbox's self-test failed: it " + "; ".join(problems))
     return found
-
-
-class SandboxKernelManager(AsyncKernelManager):
-    """A kernel manager that starts every kernel inside the bubblewrap sandbox.
-
-    nbgrader starts the kernel in `<course>/autograded/<student>/<assignment>`; this
-    manager copies the submitted notebooks of `<course>/submitted/<student>/<assignment>`
-    (regular files only, nothing else of the submission) into a fresh scratch folder and
-    runs `python -I -m ipykernel_launcher` there. Whatever the notebook's metadata names,
-    the kernel is Python.
-    """
-
-    course_root = Unicode(help="the nbgrader course folder nbgrader runs in (hidden)").tag(
-        config=True
-    )
-    hidden = List(Unicode(), help="more folders the kernel must not see").tag(config=True)
-    scratch_root = Unicode(help="folder where each kernel gets its scratch copy").tag(config=True)
-    cpu_seconds = Integer(Limits.cpu_seconds).tag(config=True)
-    memory_bytes = Integer(Limits.memory_bytes).tag(config=True)
-    processes = Integer(Limits.processes).tag(config=True)
-
-    def __init__(self, **kwargs):
-        kwargs["kernel_name"] = "python3"  # never a kernel the student's metadata asks for
-        super().__init__(**kwargs)
-
-    def sandbox(self) -> Sandbox:
-        """The sandbox this manager's kernels run in."""
-        hidden = tuple(Path(p) for p in (self.course_root, *self.hidden))
-        return Sandbox(hidden, Limits(self.cpu_seconds, self.memory_bytes, self.processes))
-
-    async def _async_pre_start_kernel(self, **kw):
-        from gradacc_grader.submissions import copy_regular_files
-
-        course = Path(self.course_root).resolve()
-        relative = Path(kw.get("cwd") or os.getcwd()).resolve().relative_to(course / "autograded")
-        folder = Path(tempfile.mkdtemp(prefix="kernel-", dir=self.scratch_root or None))
-        scratch, sockets = folder / "work", folder / "sockets"
-        problems = copy_regular_files(course / "submitted" / relative, scratch, notebooks_only=True)
-        if problems:
-            raise SandboxError(f"refused to start a kernel: {'; '.join(problems)}")
-        sockets.mkdir()
-        self.transport, self.ip = "ipc", str(sockets / "kernel")
-        self.connection_file = str(sockets / "kernel.json")
-        self.kernel_spec.interrupt_mode = "message"  # SIGINT to bwrap would not reach it
-        _, kw = await super()._async_pre_start_kernel(**kw)
-        give_to_sandbox(folder)
-        kernel = [*PYTHON, "-m", "ipykernel_launcher", "-f", self.connection_file]
-        kernel += ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.ignore_cwd=True"]
-        kw["cwd"] = str(folder)
-        return self.sandbox().command(kernel, scratch, shared=(sockets,)), kw

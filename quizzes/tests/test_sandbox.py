@@ -16,11 +16,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from gradacc_grader.kernel import SandboxKernelManager
 from gradacc_grader.sandbox import (
     Limits,
     Sandbox,
     SandboxError,
-    SandboxKernelManager,
     find_bwrap,
     run_exercise,
     self_test,
