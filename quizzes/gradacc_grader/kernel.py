@@ -22,6 +22,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from queue import Empty
 
 import zmq
 import zmq.asyncio
@@ -99,10 +100,16 @@ class OutputBudget:
             content["data"], content["metadata"] = {"text/plain": text}, {}
             return msg
         name = content.get("name") if kind == "stream" else "stdout"
-        if (cell, name) in self.noted:
+        if not self.first_note(msg, name):
             return _inert(msg)
-        self.noted.add((cell, name))
         return _stream(msg, name, f"\n[output cut: {self._why(cell)}]\n")
+
+    def first_note(self, msg: dict, kind: str) -> bool:
+        """True the first time a note of this kind is due in this message's cell."""
+        key = (msg["parent_header"].get("msg_id", ""), kind)
+        first = key not in self.noted
+        self.noted.add(key)
+        return first
 
     def _why(self, cell: str) -> str:
         if self.used[cell] > self.limits.cell_bytes:
@@ -128,20 +135,55 @@ def _inert(msg: dict) -> dict:
 
 
 class CappedChannel(AsyncZMQSocketChannel):
-    """The iopub channel: each message's size counted before it is parsed, then capped."""
+    """The iopub channel: each message's size counted before it is parsed, then capped.
+
+    ZMQ drops the connection of a kernel that sends a message over MAXMSGSIZE, and does
+    not make it again by itself: every later output of the notebook would be lost. So
+    the channel watches its connection, connects again when it is dropped, and puts a
+    note in the cell that was running.
+    """
 
     limits = OutputLimits()
 
     def __init__(self, socket, session, loop=None):
         super().__init__(socket, session, loop)
         self.budget = OutputBudget(self.limits)
+        self.address = socket.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.monitor = socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self.last: dict | None = None  # the last message's headers: the note's cell
+
+    async def get_msg(self, timeout: float | None = None) -> dict:
+        """The next message (capped), or a note that one was refused; Empty after `timeout`."""
+        poller = zmq.asyncio.Poller()
+        poller.register(self.socket, zmq.POLLIN)
+        poller.register(self.monitor, zmq.POLLIN)
+        ready = dict(await poller.poll(None if timeout is None else int(timeout * 1000)))
+        if self.monitor in ready:
+            await self.monitor.recv_multipart()
+            self.socket.disconnect(self.address)
+            self.socket.connect(self.address)
+            if self.last is not None and self.budget.first_note(self.last, "refused"):
+                text = f"a message of more than {_size(self.limits.message_bytes)}"
+                return _stream(self.last, "stdout", f"\n[output cut: {text} was refused]\n")
+        if self.socket in ready:
+            return await self._recv()
+        raise Empty
 
     async def _recv(self, **kwargs) -> dict:
         frames = await self.socket.recv_multipart(**kwargs)
         _, message = self.session.feed_identities(frames)
         # [signature, header, parent header, metadata, content, buffers...]
         size = sum(len(frame) for frame in message[4:])
-        return self.budget.cap(self.session.deserialize(message), size)
+        msg = self.budget.cap(self.session.deserialize(message), size)
+        self.last = {key: msg[key] for key in ("header", "parent_header", "metadata")}
+        return msg
+
+    def close(self) -> None:
+        """Close the monitor, then the socket."""
+        if self.socket is not None and not self.socket.closed:
+            self.socket.disable_monitor()
+        self.monitor.close(linger=0)
+        super().close()
 
 
 class CappedKernelClient(AsyncKernelClient):
@@ -214,6 +256,8 @@ class SandboxKernelManager(AsyncKernelManager):
         await super()._async_cleanup_resources(restart)
         if not restart:
             self._remove_folder()
+
+    cleanup_resources = _async_cleanup_resources  # the base class binds its own by name
 
     def _remove_folder(self) -> None:
         if self.folder is not None and self.folder.exists():
