@@ -43,10 +43,10 @@ from gradacc_grader.sandbox import (
     Sandbox,
     SandboxError,
     find_bwrap,
-    self_test,
     start_harness,
     stop_harnesses,
 )
+from gradacc_grader.selftest import self_test
 
 MAX_NOTEBOOK_BYTES = 20_000_000
 
