@@ -26,17 +26,18 @@ For a class spread over machines: `--results DIR` on each (for instance one
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import multiprocessing.connection
 import os
-import shutil
 import sys
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
+from gradacc_grader.folders import remove_tree
 from gradacc_grader.results import Outcome, load, merge, prepare, save
 from gradacc_grader.sandbox import (
     Limits,
@@ -264,7 +265,8 @@ def _grade_here(course: Path, assignment: str, sandbox: Sandbox, folder: Path, s
     try:
         status = _autograde(folder, assignment, sandbox, kernels)
     finally:
-        shutil.rmtree(kernels, ignore_errors=True)
+        with contextlib.suppress(OSError):  # the kernel may have nested folders in it, deep
+            remove_tree(kernels)
     checks = checks_for(assignment, course, sandbox)
     outcome = _record(folder, assignment, folder.name, status, checks)
     stop_harnesses(sandbox)
