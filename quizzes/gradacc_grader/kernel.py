@@ -7,8 +7,8 @@ grader to 2.1 GiB and wrote a 315 MB notebook into autograded/. So the kernel cl
 grader's process, message by message as it comes off the socket:
 
 - no message larger than `OutputLimits.message_bytes` is taken in (ZMQ's MAXMSGSIZE:
-  the kernel's connection is dropped instead, and the cell then times out), and no
-  more than `queued_messages` wait in ZMQ's queue (its high-water mark);
+  the kernel's connection is dropped instead, and the notebook fails with the reason),
+  and no more than `queued_messages` wait in ZMQ's queue (its high-water mark);
 - past `cell_bytes` of output in a cell, or `notebook_bytes` in the notebook, outputs
   are cut: the cell gets one note saying so on the stream that was cut, and what
   decides a grade stays, shortened: an error (its name, the start of its message and
@@ -51,7 +51,7 @@ class OutputLimits:
     cell_bytes: int = 1 << 20  # output of one cell, all its messages together
     notebook_bytes: int = 4 << 20  # output of the whole notebook
     message_bytes: int = 8 << 20  # one message (a larger one is never received)
-    queued_messages: int = 32  # messages waiting in ZMQ's queue before the kernel waits
+    queued_messages: int = 8  # messages waiting in ZMQ's queue before the kernel waits
 
 
 class OutputBudget:
@@ -134,13 +134,18 @@ def _inert(msg: dict) -> dict:
     return msg
 
 
+class OutputRefusedError(RuntimeError):
+    """The kernel sent a message larger than the grader takes in: the notebook fails."""
+
+
 class CappedChannel(AsyncZMQSocketChannel):
     """The iopub channel: each message's size counted before it is parsed, then capped.
 
     ZMQ drops the connection of a kernel that sends a message over MAXMSGSIZE, and does
-    not make it again by itself: every later output of the notebook would be lost. So
-    the channel watches its connection, connects again when it is dropped, and puts a
-    note in the cell that was running.
+    not make it again: every later output would be lost, and nbgrader would wait for
+    each cell's end in vain. (Connecting again from here made the kernel's ZMQ abort.)
+    So the channel watches its connection and fails the notebook, with the reason, the
+    moment it is dropped.
     """
 
     limits = OutputLimits()
@@ -148,25 +153,21 @@ class CappedChannel(AsyncZMQSocketChannel):
     def __init__(self, socket, session, loop=None):
         super().__init__(socket, session, loop)
         self.budget = OutputBudget(self.limits)
-        self.address = socket.getsockopt_string(zmq.LAST_ENDPOINT)
         self.monitor = socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-        self.last: dict | None = None  # the last message's headers: the note's cell
 
     async def get_msg(self, timeout: float | None = None) -> dict:
-        """The next message (capped), or a note that one was refused; Empty after `timeout`."""
+        """The next message (capped); Empty after `timeout`; OutputRefusedError if cut off."""
         poller = zmq.asyncio.Poller()
         poller.register(self.socket, zmq.POLLIN)
         poller.register(self.monitor, zmq.POLLIN)
         ready = dict(await poller.poll(None if timeout is None else int(timeout * 1000)))
-        if self.monitor in ready:
-            await self.monitor.recv_multipart()
-            self.socket.disconnect(self.address)
-            self.socket.connect(self.address)
-            if self.last is not None and self.budget.first_note(self.last, "refused"):
-                text = f"a message of more than {_size(self.limits.message_bytes)}"
-                return _stream(self.last, "stdout", f"\n[output cut: {text} was refused]\n")
         if self.socket in ready:
             return await self._recv()
+        if self.monitor in ready:
+            raise OutputRefusedError(
+                f"the kernel sent a message of more than {_size(self.limits.message_bytes)} "
+                "(its output is refused, and the notebook not graded)"
+            )
         raise Empty
 
     async def _recv(self, **kwargs) -> dict:
@@ -174,9 +175,7 @@ class CappedChannel(AsyncZMQSocketChannel):
         _, message = self.session.feed_identities(frames)
         # [signature, header, parent header, metadata, content, buffers...]
         size = sum(len(frame) for frame in message[4:])
-        msg = self.budget.cap(self.session.deserialize(message), size)
-        self.last = {key: msg[key] for key in ("header", "parent_header", "metadata")}
-        return msg
+        return self.budget.cap(self.session.deserialize(message), size)
 
     def close(self) -> None:
         """Close the monitor, then the socket."""

@@ -4,7 +4,7 @@ One class is graded once (module fixture) with the guide's commands (`gradacc-bu
 with the tests' secret, `gradacc-grade --jobs 2`), while this test samples the memory
 of the grading processes: an honest student, and a student per way of stopping or
 slowing the class: 1,100 nested folders, a notebook of 100,000 cells, a notebook over
-the size limit, 500 MiB printed, /dev/shm filled, thousands of folders nested in the
+the size limit, 500 MiB printed at once, 3 MiB printed slowly, /dev/shm filled, thousands of folders nested in the
 kernel's own folder, a kernel that kills itself. Each is graded to the end or refused
 with its reason, for that student alone; the others get what they earned. A separate
 test shows `nbgrader collect` refusing an exchange folder made by another user.
@@ -73,6 +73,13 @@ for folder in (".", "/tmp"):
         fd = inner
     os.close(fd)
 print("NESTED")
+"""
+CHATTY = """
+import sys, time
+for _ in range(12):  # 3 MiB, a quarter MiB at a time: each piece a message of its own
+    print("y" * (1 << 18))
+    sys.stdout.flush()
+    time.sleep(0.3)
 """
 KILL = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"
 
@@ -156,7 +163,8 @@ def class_of(course: Path) -> dict:
         "deep": (honest(), 0.0, "refused: its folders are nested more than 8 deep"),
         "many_cells": (many, 0.0, f"refused: {ASSIGNMENT}.ipynb has 100"),
         "big": (big, 0.0, f"refused: {ASSIGNMENT}.ipynb is larger than 8 MiB"),
-        "flooder": (with_cell(honest(), FLOOD), AUTOGRADED, "graded"),
+        "flooder": (with_cell(honest(), FLOOD), 0.0, "failed: "),
+        "chatty": (with_cell(honest(), CHATTY), AUTOGRADED, "graded"),
         "shm_filler": (with_cell(honest(), SHM), AUTOGRADED, "graded"),
         "nester": (with_cell(honest(), NEST), AUTOGRADED, "graded"),
         "killer": (with_cell(honest(), KILL, after="faq2_test"), 0.0, "failed"),
@@ -248,17 +256,22 @@ def test_a_student_whose_grading_failed_gets_zeros_never_none(graded):
         assert all(score is not None for _, score, _ in grades), (student, grades)
 
 
-def test_a_flood_of_output_is_cut_with_a_note_and_the_grader_stays_small(graded):
+def test_output_past_a_cells_limit_is_cut_with_a_note(graded):
     course = graded["course"]
-    notebook = course / "autograded" / "flooder" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    # 500 MiB printed; the notebook keeps at most the notebook's limit, and says so
-    assert notebook.stat().st_size < OutputLimits.notebook_bytes + (1 << 20)
-    assert "[output cut: " in notebook.read_text(encoding="utf-8")
-    # no grading process held the flood: each stays far below it (USS: its own pages)
-    biggest = max(graded["peaks"].values())
-    assert biggest < (FLOOD_MIB << 20) // 4, {
-        pid: uss >> 20 for pid, uss in graded["peaks"].items()
-    }
+    notebook = course / "autograded" / "chatty" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    text = notebook.read_text(encoding="utf-8")
+    assert "[output cut: this cell sent more than 1 MiB of output]" in text
+    assert notebook.stat().st_size < 2 * OutputLimits.cell_bytes  # 3 MiB printed
+
+
+def test_a_flood_fails_that_student_alone_and_the_grader_stays_small(graded):
+    line = next(x for x in graded["stdout"].splitlines() if x.startswith("flooder "))
+    assert "OutputRefusedError: the kernel sent a message of more than 8 MiB" in line, line
+    notebook = graded["course"] / "autograded" / "flooder" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    assert not notebook.exists() or notebook.stat().st_size < OutputLimits.notebook_bytes
+    # no grading process held the flood (500 MiB): USS counts a process's own pages
+    peaks = {pid: uss >> 20 for pid, uss in graded["peaks"].items()}
+    assert max(peaks.values()) < FLOOD_MIB // 4, peaks
 
 
 def _outputs(course: Path, student: str) -> str:
