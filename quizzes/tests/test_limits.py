@@ -4,10 +4,11 @@ One class is graded once (module fixture) with the guide's commands (`gradacc-bu
 with the tests' secret, `gradacc-grade --jobs 2`), while this test samples the memory
 of the grading processes: an honest student, and a student per way of stopping or
 slowing the class: 1,100 nested folders, a notebook of 100,000 cells, a notebook over
-the size limit, 500 MiB printed at once, 3 MiB printed slowly, /dev/shm filled, thousands of folders nested in the
-kernel's own folder, a kernel that kills itself. Each is graded to the end or refused
-with its reason, for that student alone; the others get what they earned. A separate
-test shows `nbgrader collect` refusing an exchange folder made by another user.
+the size limit, 500 MiB printed at once, 3 MiB printed slowly, /dev/shm filled,
+thousands of folders nested in the kernel's own folder, a kernel that kills itself.
+Each is graded to the end or refused with its reason, for that student alone; the
+others get what they earned. A separate test shows `nbgrader collect` refusing an
+exchange folder made by another user.
 """
 
 from __future__ import annotations
