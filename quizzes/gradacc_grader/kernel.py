@@ -50,8 +50,8 @@ class OutputLimits:
 
     cell_bytes: int = 1 << 20  # output of one cell, all its messages together
     notebook_bytes: int = 4 << 20  # output of the whole notebook
-    message_bytes: int = 8 << 20  # one message (a larger one is never received)
-    queued_messages: int = 8  # messages waiting in ZMQ's queue before the kernel waits
+    message_bytes: int = 4 << 20  # one message (a larger one is never received)
+    queued_messages: int = 50  # messages waiting in ZMQ's queue before the kernel waits
 
 
 class OutputBudget:

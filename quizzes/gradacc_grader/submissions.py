@@ -252,6 +252,14 @@ class KeepLinksCollect(ExchangeCollect):
     def _path_to_record(self, path):
         record = super()._path_to_record(path)
         record["foreign"] = self._made_by_another(path, record["username"])
+        if record["foreign"]:
+            self.log.error(
+                "refused %s: %s; the submission of %s already in submitted/ (if any) is "
+                "kept as it is",
+                record["filename"],
+                record["foreign"],
+                record["username"],
+            )
         return record
 
     def _sort_by_timestamp(self, records):
@@ -261,16 +269,7 @@ class KeepLinksCollect(ExchangeCollect):
         return super()._sort_by_timestamp(own) + super()._sort_by_timestamp(foreign)
 
     def copy_files(self):
-        """Refuse the submissions made by another user, then collect the others."""
-        for record in self.src_records:
-            if record["foreign"]:
-                self.log.error(
-                    "refused %s: %s; the submission of %s already in submitted/ (if any) is "
-                    "kept as it is",
-                    record["filename"],
-                    record["foreign"],
-                    record["username"],
-                )
+        """Collect all but the submissions made by another user (refused above)."""
         self.src_records = [r for r in self.src_records if not r["foreign"]]
         super().copy_files()
 

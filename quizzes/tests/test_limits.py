@@ -4,7 +4,7 @@ One class is graded once (module fixture) with the guide's commands (`gradacc-bu
 with the tests' secret, `gradacc-grade --jobs 2`), while this test samples the memory
 of the grading processes: an honest student, and a student per way of stopping or
 slowing the class: 1,100 nested folders, a notebook of 100,000 cells, a notebook over
-the size limit, 500 MiB printed at once, 3 MiB printed slowly, /dev/shm filled,
+the size limit, 512 MiB printed at once, 3 MiB printed slowly, /dev/shm filled,
 thousands of folders nested in the kernel's own folder, a kernel that kills itself.
 Each is graded to the end or refused with its reason, for that student alone; the
 others get what they earned. A separate test shows `nbgrader collect` refusing an
@@ -36,13 +36,15 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 BIN = Path(sys.executable).parent
 ASSIGNMENT = "gradacc_faq"
 AUTOGRADED = 8.0  # five questions of 1 point and the loop exercise of 3
-FLOOD_MIB = 500
+FLOOD_MIB = 512
 GRADE = [str(BIN / "gradacc-grade"), "--cpu-seconds", "120", "--memory-mb", "2048"]
 
 FLOOD = f"""
-line = "x" * (1 << 20)
-for _ in range({FLOOD_MIB}):
-    print(line)
+import sys
+chunk = "x" * (64 << 20)
+for _ in range({FLOOD_MIB} // 64):  # each print a message of 64 MiB
+    print(chunk)
+    sys.stdout.flush()
 """
 SHM = """
 import json, os
@@ -267,10 +269,10 @@ def test_output_past_a_cells_limit_is_cut_with_a_note(graded):
 
 def test_a_flood_fails_that_student_alone_and_the_grader_stays_small(graded):
     line = next(x for x in graded["stdout"].splitlines() if x.startswith("flooder "))
-    assert "OutputRefusedError: the kernel sent a message of more than 8 MiB" in line, line
+    assert "OutputRefusedError: the kernel sent a message of more than 4 MiB" in line, line
     notebook = graded["course"] / "autograded" / "flooder" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     assert not notebook.exists() or notebook.stat().st_size < OutputLimits.notebook_bytes
-    # no grading process held the flood (500 MiB): USS counts a process's own pages
+    # no grading process held the flood (512 MiB): USS counts a process's own pages
     peaks = {pid: uss >> 20 for pid, uss in graded["peaks"].items()}
     assert max(peaks.values()) < FLOOD_MIB // 4, peaks
 
