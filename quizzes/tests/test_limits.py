@@ -279,7 +279,10 @@ def test_output_past_a_cells_limit_is_cut_with_a_note(graded):
 
 def test_a_flood_fails_that_student_alone_and_the_grader_stays_small(graded):
     line = next(x for x in graded["stdout"].splitlines() if x.startswith("flooder "))
-    assert "OutputRefusedError: the kernel sent a message of more than 4 MiB" in line, line
+    # the grader refuses the first 64 MiB message; or the kernel dies first (its zmq or its
+    # address space): either way that student fails, with the reason, and no one else
+    refused = "OutputRefusedError: the kernel sent a message of more than 4 MiB"
+    assert refused in line or "Kernel died" in line, line
     notebook = graded["course"] / "autograded" / "flooder" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     assert not notebook.exists() or notebook.stat().st_size < OutputLimits.notebook_bytes
     # no student's grading process held the flood (1 GiB; 300 MiB once took one to 2.1 GiB)
