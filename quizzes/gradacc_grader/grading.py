@@ -28,28 +28,29 @@ For a class spread over machines: `--results DIR` on each (for instance one
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import json
 import multiprocessing
 import multiprocessing.connection
 import os
-import shutil
 import sys
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
+from gradacc_grader.folders import remove_tree
 from gradacc_grader.results import Outcome, load, merge, prepare, save
 from gradacc_grader.sandbox import (
     Limits,
     Sandbox,
     SandboxError,
     find_bwrap,
-    self_test,
     start_harness,
     stop_harnesses,
 )
+from gradacc_grader.selftest import self_test
 from gradacc_grader.terminal_text import one_line, scrub_log
 from gradacc_grader.untrusted_output import sanitize_autograded
 
@@ -269,7 +270,8 @@ def _grade_here(course: Path, assignment: str, sandbox: Sandbox, folder: Path, s
     try:
         status = _autograde(folder, assignment, sandbox, kernels)
     finally:
-        shutil.rmtree(kernels, ignore_errors=True)
+        with contextlib.suppress(OSError):  # the kernel may have nested folders in it, deep
+            remove_tree(kernels)
     outcome = _record(folder, assignment, folder.name, status, course, sandbox)
     stop_harnesses(sandbox)
     save(folder, outcome)
@@ -291,7 +293,7 @@ def _autograde(folder: Path, assignment: str, sandbox: Sandbox, kernels: Path) -
     config = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
     config.CourseDirectory.root = str(folder)
     if not sandbox.unsafe:
-        config.Execute.kernel_manager_class = "gradacc_grader.sandbox.SandboxKernelManager"
+        config.Execute.kernel_manager_class = "gradacc_grader.kernel.SandboxKernelManager"
         manager = config.SandboxKernelManager
         manager.course_root, manager.hidden = str(folder), [str(p) for p in sandbox.hidden]
         manager.scratch_root = str(kernels)

@@ -95,10 +95,12 @@ def merge(course: Path, assignment: str, folder: Path) -> Outcome:
         except MissingEntry:
             return outcome  # refused before nbgrader saw it: nothing to merge
         with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-            _copy_submission(submission, gradebook, assignment, outcome.student)
+            zeroed = _copy_submission(submission, gradebook, assignment, outcome.student)
             total = gradebook.find_submission(assignment, outcome.student)
             outcome.score, outcome.max_score = total.score, total.max_score
             outcome.needs_manual_grade = total.needs_manual_grade
+    if zeroed and outcome.ok:  # nbgrader said it graded, yet left a test unscored
+        outcome.notes.append(f"{', '.join(zeroed)}: not scored by nbgrader -> 0")
     _replace(
         folder / "autograded" / outcome.student / assignment,
         course / "autograded" / outcome.student / assignment,
@@ -106,19 +108,38 @@ def merge(course: Path, assignment: str, folder: Path) -> Outcome:
     return outcome
 
 
-def _copy_submission(submission, gradebook, assignment: str, student: str) -> None:
+def _copy_submission(submission, gradebook, assignment: str, student: str) -> list[str]:
+    """Copy what autograde writes; the autograded tests it left unscored, as 0 (named)."""
     gradebook.update_or_create_student(student)
     gradebook.update_or_create_submission(assignment, student, timestamp=submission.timestamp)
+    zeroed = []
     for notebook in submission.notebooks:
         target = gradebook.find_submission_notebook(notebook.name, assignment, student)
         target.late_submission_penalty = notebook.late_submission_penalty
         for grade in notebook.grades:
             into = gradebook.find_grade(grade.name, notebook.name, assignment, student)
             into.auto_score, into.needs_manual_grade = grade.auto_score, grade.needs_manual_grade
+            if grade.auto_score is None and _is_test(gradebook, grade, notebook, assignment):
+                # grading failed before nbgrader scored it: 0, never None (a None test
+                # stays "needs manual grade" for ever, and certificates wait on it)
+                into.auto_score, into.needs_manual_grade = 0.0, False
+                zeroed.append(grade.name)
         for comment in notebook.comments:
             into = gradebook.find_comment(comment.name, notebook.name, assignment, student)
             into.auto_comment = comment.auto_comment
     gradebook.db.commit()
+    return zeroed
+
+
+def _is_test(gradebook, grade, notebook, assignment: str) -> bool:
+    """Whether a grade cell is an autograded test (not an answer graded by hand)."""
+    from nbgrader.api import MissingEntry
+
+    try:
+        gradebook.find_solution_cell(grade.name, notebook.name, assignment)
+    except MissingEntry:
+        return True
+    return False
 
 
 def _replace(source: Path, dest: Path) -> None:

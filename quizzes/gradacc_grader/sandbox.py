@@ -11,9 +11,10 @@ sandbox of its own with other mounts or more rights.
 
 Two kinds of process run in it, each in a sandbox of its own:
 
-- the kernel that nbgrader drives (`SandboxKernelManager`), which talks to nbgrader over
-  Unix sockets in a folder bound into the sandbox (TCP cannot cross the network
-  namespace); its scratch folder holds the submitted notebook and nothing else;
+- the kernel that nbgrader drives (`SandboxKernelManager`, in gradacc_grader.kernel),
+  which talks to nbgrader over Unix sockets in a folder bound into the sandbox (TCP
+  cannot cross the network namespace); its scratch folder holds the submitted notebook
+  and nothing else;
 - the trusted re-check's harness (`run_exercise`), whose result comes back on a pipe the
   grader created and reads, never through a file the student's code could replace.
 """
@@ -34,10 +35,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jupyter_client.manager import AsyncKernelManager
-from traitlets import Integer, List, Unicode
-
-from gradacc_grader.interrupts import KillUnheededInterrupts
+from gradacc_grader.folders import remove_tree
 
 HOME = "/home/student"
 WORK = f"{HOME}/work"  # where the scratch folder appears inside the sandbox
@@ -69,6 +67,7 @@ class Limits:
     processes: int = 64  # processes and threads, counted in the sandbox's user namespace
     file_bytes: int = 256 << 20  # largest file it may write
     tmpfs_bytes: int = 256 << 20  # size of the in-memory home and /tmp each
+    shm_bytes: int = 64 << 20  # size of /dev/shm
 
 
 @dataclass(frozen=True)
@@ -163,7 +162,8 @@ class Running:
         self._kill()
         for stream in (self.process.stdin, self.result, self.stderr):
             stream.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        with contextlib.suppress(OSError):  # student code made it: it may be nested deep
+            remove_tree(self.scratch)
 
     def _kill(self) -> None:
         if self.process.poll() is None:
@@ -225,6 +225,10 @@ def readonly_paths() -> list[Path]:
 def _bwrap_args(sandbox: Sandbox, scratch: Path, shared: tuple[Path, ...]) -> list[str]:
     size = str(sandbox.limits.tmpfs_bytes)
     args = [find_bwrap(), *_system_binds(), "--dev", "/dev", "--proc", "/proc"]
+    # /dev is a tmpfs as large as half the machine's memory, writable when the grader is not
+    # root: read-only, but for a small /dev/shm (Python's multiprocessing needs one).
+    args += ["--perms", "1777", "--size", str(sandbox.limits.shm_bytes), "--tmpfs", "/dev/shm"]
+    args += ["--remount-ro", "/dev"]
     # Writable by anyone inside, like a real /tmp: the code may run as `nobody`.
     args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     args += _parents([HOME, *readonly_paths(), f"{INSIDE}/inside", *shared])
@@ -374,120 +378,3 @@ def give_to_sandbox(path: Path) -> None:
     for root, dirs, files in os.walk(path):
         for name in [root, *(os.path.join(root, n) for n in dirs + files)]:
             os.lchown(name, NOBODY, NOBODY)
-
-
-_PROBE = """
-import ctypes, json, os, socket, sys
-fd, hidden = int(sys.argv[-1]), sys.argv[1:-1]
-found = {"uid": os.getuid(), "cwd": os.getcwd()}
-with open("probe.txt", "w") as f:
-    f.write("ok")
-found["wrote_scratch"] = open("probe.txt").read() == "ok"
-try:
-    socket.create_connection(("1.1.1.1", 80), timeout=2).close()
-    found["network"] = True
-except OSError:
-    found["network"] = False
-# a hidden folder inside a bound one is there as an empty tmpfs: seen if it shows more
-found["sees"] = [p for p in hidden if os.path.isfile(p) or os.path.isdir(p) and os.listdir(p)]
-found["devices"] = len(open("/dev/urandom", "rb").read(8)) == 8  # torch needs it
-found["userns"] = ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0  # CLONE_NEWUSER
-found["cwd_on_path"] = [p for p in sys.path if p in ("", ".", os.getcwd())]
-os.write(fd, json.dumps(found).encode())
-"""
-
-
-def self_test(sandbox: Sandbox) -> dict[str, dict]:
-    """Probe both sandboxes, the kernel's and the re-check's; SandboxError if anything is off.
-
-    Each must start, write its scratch folder, read /dev/urandom, and must not reach
-    the network, see a hidden folder, create a user namespace, have its working folder
-    on sys.path, or run as root; its answer comes on the grader's pipe. Returns what
-    each probe found, by sandbox.
-    """
-    found = {}
-    with tempfile.TemporaryDirectory(prefix="gradacc-selftest-") as sockets:
-        give_to_sandbox(Path(sockets))
-        command = [*PYTHON, "-c", _PROBE, *map(str, sandbox.hidden)]
-        # Started together, answered in turn: the two probes overlap.
-        kernel = Running(sandbox, command, shared=(Path(sockets),))  # as SandboxKernelManager
-        recheck = Running(sandbox, command)  # as run_exercise
-        for kind, running in (("kernel", kernel), ("re-check", recheck)):
-            found[kind] = _judge(kind, running.answer(b"", 60))
-    return found
-
-
-def _judge(kind: str, found: dict) -> dict:
-    if "error" in found:
-        raise SandboxError(
-            f"bubblewrap is installed but the {kind} sandbox's self-test failed: "
-            f"{found['error']}.\nOn Ubuntu 24.04+ unprivileged user namespaces may be "
-            "restricted by AppArmor (sysctl kernel.apparmor_restrict_unprivileged_userns); "
-            "run as a user allowed to use bwrap, or pass --unsafe-no-sandbox explicitly."
-        )
-    problems = [
-        text
-        for bad, text in [
-            (not found.get("wrote_scratch"), "cannot write its scratch folder"),
-            (not found.get("devices"), "cannot read /dev/urandom"),
-            (found.get("network") is not False, "can open a network connection"),
-            (found.get("sees") != [], f"can see {found.get('sees')}"),
-            (found.get("userns") is not False, "can create a user namespace"),
-            (found.get("cwd_on_path") != [], "has its working folder on sys.path"),
-            (found.get("uid") == 0, "runs student code as root"),
-        ]
-        if bad
-    ]
-    if problems:
-        raise SandboxError(f"the {kind} sandbox's self-test failed: it " + "; ".join(problems))
-    return found
-
-
-class SandboxKernelManager(KillUnheededInterrupts, AsyncKernelManager):
-    """A kernel manager that starts every kernel inside the bubblewrap sandbox.
-
-    nbgrader starts the kernel in `<course>/autograded/<student>/<assignment>`; this
-    manager copies the submitted notebooks of `<course>/submitted/<student>/<assignment>`
-    (regular files only, nothing else of the submission) into a fresh scratch folder and
-    runs `python -I -m ipykernel_launcher` there. Whatever the notebook's metadata names,
-    the kernel is Python.
-    """
-
-    course_root = Unicode(help="the nbgrader course folder nbgrader runs in (hidden)").tag(
-        config=True
-    )
-    hidden = List(Unicode(), help="more folders the kernel must not see").tag(config=True)
-    scratch_root = Unicode(help="folder where each kernel gets its scratch copy").tag(config=True)
-    cpu_seconds = Integer(Limits.cpu_seconds).tag(config=True)
-    memory_bytes = Integer(Limits.memory_bytes).tag(config=True)
-    processes = Integer(Limits.processes).tag(config=True)
-
-    def __init__(self, **kwargs):
-        kwargs["kernel_name"] = "python3"  # never a kernel the student's metadata asks for
-        super().__init__(**kwargs)
-
-    def sandbox(self) -> Sandbox:
-        """The sandbox this manager's kernels run in."""
-        hidden = tuple(Path(p) for p in (self.course_root, *self.hidden))
-        return Sandbox(hidden, Limits(self.cpu_seconds, self.memory_bytes, self.processes))
-
-    async def _async_pre_start_kernel(self, **kw):
-        from gradacc_grader.submissions import copy_regular_files
-
-        course = Path(self.course_root).resolve()
-        relative = Path(kw.get("cwd") or os.getcwd()).resolve().relative_to(course / "autograded")
-        folder = Path(tempfile.mkdtemp(prefix="kernel-", dir=self.scratch_root or None))
-        scratch, sockets = folder / "work", folder / "sockets"
-        problems = copy_regular_files(course / "submitted" / relative, scratch, notebooks_only=True)
-        if problems:
-            raise SandboxError(f"refused to start a kernel: {'; '.join(problems)}")
-        sockets.mkdir()
-        self.transport, self.ip = "ipc", str(sockets / "kernel")
-        self.connection_file = str(sockets / "kernel.json")
-        self.kernel_spec.interrupt_mode = "message"  # SIGINT to bwrap would not reach it
-        _, kw = await super()._async_pre_start_kernel(**kw)
-        give_to_sandbox(folder)
-        kernel = [*PYTHON, "-m", "ipykernel_launcher", "-f", self.connection_file]
-        kernel += ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.ignore_cwd=True"]
-        kw["cwd"] = str(folder)
-        return self.sandbox().command(kernel, scratch, shared=(sockets,)), kw

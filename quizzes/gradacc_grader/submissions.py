@@ -12,36 +12,55 @@ copied into the student's feedback. So:
 - `nbgrader collect` uses `KeepLinksCollect` (nbgrader_config.py), which copies a
   link as a link and a pipe or socket as an empty one of its kind, never what they
   point to, so that the grader sees what the student handed in and refuses it.
+
+A submission is also bounded (`SubmissionLimits`): how deep its folders go, how many
+entries and bytes it holds, how large and how long its notebooks are. One over a limit
+is refused with the reason, for that student alone, before nbgrader parses or copies
+it. `nbgrader collect` copies a submission up to one step past a limit, so that the
+grader refuses it with the same reason; it refuses outright a folder in the exchange
+made by another user than the student it names (see `KeepLinksCollect`).
 """
 
 from __future__ import annotations
 
-import errno
+import json
 import os
+import pwd
 import shutil
 import stat
-from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import ignore_patterns
 
-_KINDS = {
-    stat.S_IFLNK: "a symbolic link",
-    stat.S_IFIFO: "a named pipe",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFCHR: "a device",
-    stat.S_IFBLK: "a device",
-}
-_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+from gradacc_grader.folders import KINDS, TOO_DEEP, open_folder, unreadable, walk
 
 
-def copy_regular_files(source: Path, dest: Path, notebooks_only: bool = False) -> list[str]:
+@dataclass(frozen=True)
+class SubmissionLimits:
+    """The most one submission may hold; quizzes/GRADING.md says why each is what it is.
+
+    >>> SubmissionLimits().cells
+    1000
+    """
+
+    depth: int = 8  # folders inside folders
+    entries: int = 200  # files and folders, all together
+    total_bytes: int = 50 << 20  # all its files together
+    notebook_bytes: int = 8 << 20  # one notebook
+    cells: int = 1000  # cells of one notebook
+
+
+def copy_regular_files(
+    source: Path, dest: Path, notebooks_only: bool = False, limits=SubmissionLimits()
+) -> list[str]:
     """Copy a submission's files and folders into a new folder `dest`; or why it is refused.
 
     Returns one line per entry below `source` (whatever its name) that is not a regular
-    file or a folder; then nothing is copied. No link is ever followed, not even
-    `source` itself. `notebooks_only`: copy only the `*.ipynb` files at the top.
+    file or a folder, or the limit it is over; then nothing is copied. No link is ever
+    followed, not even `source` itself. `notebooks_only`: copy only the `*.ipynb` files
+    at the top.
 
     >>> import tempfile
     >>> folder = Path(tempfile.mkdtemp())
@@ -51,106 +70,157 @@ def copy_regular_files(source: Path, dest: Path, notebooks_only: bool = False) -
     (['notes is a symbolic link'], False)
     """
     try:
-        entries = list(_walk(_open_folder(source, None), ""))
+        top = open_folder(source)
     except OSError as error:  # the folder itself: missing, a link, a pipe, ...
         return [f"the submission {source.name} is {_kind_of(source, error)}"]
-    problems = [f"{path} is {kind}" for path, kind, _ in entries if kind not in ("file", "folder")]
-    if not problems:
-        dest.mkdir(parents=True)
-        for path, kind, fd in entries:
-            if notebooks_only and not (kind == "file" and _top_notebook(path)):
-                continue
-            if kind == "file":
-                _write(fd, dest / path)
-            elif kind == "folder":
-                (dest / path).mkdir()
-    for _, _, fd in entries:
-        if fd is not None:
-            os.close(fd)
+    entries: list[tuple[str, str, int | None]] = []
+    try:
+        try:
+            problems = _check(walk(top, limits.depth), limits, entries)
+        except OSError as error:  # a folder it may not list, a file gone meanwhile
+            problems = [f"the submission could not be read ({error.strerror})"]
+        if not problems:
+            _copy(entries, dest, notebooks_only)
+    finally:
+        for _, _, fd in entries:
+            if fd is not None:
+                os.close(fd)
     return problems
+
+
+def _check(found, limits: SubmissionLimits, entries: list) -> list[str]:
+    """Take the walk's entries into `entries`; what is wrong with them (stops at a limit)."""
+    problems, size = [], 0
+    for path, kind, fd in found:
+        entries.append((path, kind, fd))
+        if kind == "file":
+            size += os.fstat(fd).st_size
+        over = _over_limit(path, kind, fd, len(entries), size, limits)
+        if over:
+            found.close()
+            return [*problems, over]
+        if kind not in ("file", "folder"):
+            problems.append(f"{path} is {kind}")
+    return problems
+
+
+def _over_limit(path: str, kind: str, fd, count: int, size: int, limits) -> str | None:
+    """Why the submission is over a limit once this entry is in, or None."""
+    if kind == TOO_DEEP:
+        return f"its folders are nested more than {limits.depth} deep ({_short(path)})"
+    if count > limits.entries:
+        return f"it holds more than {limits.entries} files and folders"
+    if size > limits.total_bytes:
+        return f"it holds more than {_mib(limits.total_bytes)} of files"
+    if kind == "file" and _top_notebook(path):
+        if os.fstat(fd).st_size > limits.notebook_bytes:
+            return f"{path} is larger than {_mib(limits.notebook_bytes)}"
+        cells = count_cells(fd, limits.cells)
+        if cells > limits.cells:
+            return f"{path} has {cells} cells, more than {limits.cells}"
+    return None
+
+
+def count_cells(fd: int, most: int) -> int:
+    """The number of cells of an open notebook file, read only when it may be over `most`.
+
+    Each cell has one "cell_type" key; in the file's JSON, a quote inside a string is
+    escaped, so counting `"cell_type"` counts the cells (and any string that is exactly
+    cell_type). Only when that count is over `most` is the file parsed to be sure; a
+    file that is not JSON counts as 0 here (nbgrader then fails it with its reason).
+    """
+    data = os.pread(fd, os.fstat(fd).st_size, 0)
+    if data.count(b'"cell_type"') <= most:
+        return 0
+    try:
+        cells = json.loads(data).get("cells")
+    except (ValueError, RecursionError, AttributeError):
+        return 0
+    return len(cells) if isinstance(cells, list) else 0
+
+
+def _short(path: str) -> str:
+    return path if len(path) <= 60 else f"{path[:60]}..."
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):g} MiB"
+
+
+def _copy(entries: list, dest: Path, notebooks_only: bool) -> None:
+    dest.mkdir(parents=True)
+    for path, kind, fd in entries:
+        if notebooks_only and not (kind == "file" and _top_notebook(path)):
+            continue
+        if kind == "file":
+            _write(fd, dest / path)
+        elif kind == "folder":
+            (dest / path).mkdir()
 
 
 def _top_notebook(path: str) -> bool:
     return "/" not in path and path.endswith(".ipynb")
 
 
-def _open_folder(path: Path | str, dir_fd: int | None) -> int:
-    return os.open(path, _OPEN | os.O_DIRECTORY, dir_fd=dir_fd)
-
-
-def _walk(folder_fd: int, prefix: str) -> Iterator[tuple[str, str, int | None]]:
-    """(relative path, kind, open fd or None) of everything below an open folder.
-
-    Each entry is opened relative to its folder's descriptor with O_NOFOLLOW, and its
-    kind taken from the open descriptor: swapping a file for a link meanwhile changes
-    nothing. Closes `folder_fd` when done.
-    """
-    try:
-        names = sorted(os.listdir(folder_fd))
-        for name in names:
-            path = f"{prefix}{name}"
-            mode = os.stat(name, dir_fd=folder_fd, follow_symlinks=False).st_mode
-            if stat.S_IFMT(mode) in _KINDS:  # never opened: a device could do anything
-                yield path, _KINDS[stat.S_IFMT(mode)], None
-                continue
-            try:
-                fd = os.open(name, _OPEN, dir_fd=folder_fd)
-            except OSError as error:  # ELOOP: it became a link after the stat
-                yield path, _unreadable(error), None
-                continue
-            mode = os.fstat(fd).st_mode
-            if stat.S_ISDIR(mode):
-                yield path, "folder", None
-                yield from _walk(fd, f"{path}/")
-            elif stat.S_ISREG(mode):
-                yield path, "file", fd
-            else:
-                os.close(fd)
-                yield path, _KINDS.get(stat.S_IFMT(mode), "not a regular file"), None
-    finally:
-        os.close(folder_fd)
-
-
 def _kind_of(path: Path, error: OSError) -> str:
     """What a submission folder that could not be opened as one is."""
     try:
-        return _KINDS.get(stat.S_IFMT(path.lstat().st_mode), _unreadable(error))
+        return KINDS.get(stat.S_IFMT(path.lstat().st_mode), unreadable(error))
     except OSError:
-        return _unreadable(error)
-
-
-def _unreadable(error: OSError) -> str:
-    return "a symbolic link" if error.errno == errno.ELOOP else f"not readable ({error.strerror})"
+        return unreadable(error)
 
 
 def _write(fd: int, dest: Path) -> None:
+    os.lseek(fd, 0, os.SEEK_SET)
     with os.fdopen(os.dup(fd), "rb") as source, open(dest, "xb") as target:
         shutil.copyfileobj(source, target)
 
 
-def copy_as_is(source: Path, dest: Path, ignore=None) -> None:
+def copy_as_is(source: Path, dest: Path, ignore=None, limits=SubmissionLimits()) -> str | None:
     """Copy a folder the way it is: regular files with their content, a link as the same
     link, a named pipe or socket as an empty one of its kind; no link is ever followed.
 
-    `ignore(folder, names) -> names to skip`, as for shutil.copytree.
+    `ignore(folder, names) -> names to skip`, as for shutil.copytree. The copy stops one
+    step past a limit (a folder one level too deep, left empty; one entry too many; the
+    file that crosses the size limit), so that the grader refuses it with that reason.
+    Returns why it stopped early, or None.
     """
     if source.is_symlink() or not source.is_dir():  # the whole submission: the grader refuses it
         _recreate(source, dest)
-        return
+        return None
     dest.mkdir(parents=True)
     skipped: set[str] = set()
-    for path, kind, fd in _walk(_open_folder(source, None), ""):
+    count, size = 0, 0
+    found = walk(open_folder(source), limits.depth)
+    for path, kind, fd in found:
         parent, name = os.path.split(path)
         if ignore and (parent in skipped or name in ignore(str(source / parent), [name])):
             skipped.add(path)
-        elif kind == "folder":
+        elif kind in ("folder", TOO_DEEP):
             (dest / path).mkdir()
         elif kind == "file":
+            size += os.fstat(fd).st_size
             _write(fd, dest / path)
         else:
             _recreate(source / path, dest / path)
         if fd is not None:
             os.close(fd)
+        count += path not in skipped
+        why = _stop_copying(kind, count, size, limits)
+        if why:
+            found.close()
+            return why
+    return None
+
+
+def _stop_copying(kind: str, count: int, size: int, limits: SubmissionLimits) -> str | None:
+    if kind == TOO_DEEP:
+        return f"folders nested more than {limits.depth} deep"
+    if count > limits.entries:
+        return f"more than {limits.entries} files and folders"
+    if size > limits.total_bytes:
+        return f"more than {_mib(limits.total_bytes)} of files"
+    return None
 
 
 def _recreate(source: Path, dest: Path) -> None:
@@ -166,13 +236,62 @@ def _recreate(source: Path, dest: Path) -> None:
 
 
 class KeepLinksCollect(ExchangeCollect):
-    """`nbgrader collect` that copies links, pipes and sockets as such, never their targets."""
+    """`nbgrader collect` that copies links, pipes and sockets as such, never their targets,
+    copies a submission only up to its limits, and never takes a folder in the exchange
+    made by another user than the student it names.
+
+    nbgrader's own collect only warns about such a folder (CollectApp.check_owner) and
+    then replaces that student's submission with it. Here it is refused with an error
+    in the log, and the student's own newest submission is collected instead (if they
+    made one); what is in submitted/ stays as it is. The folder's owner must be the
+    student's user (same name) or the instructor running collect. With
+    `--ExchangeCollect.check_owner=False` (students without Unix users of their own) no
+    owner is checked, as in nbgrader.
+    """
+
+    def _path_to_record(self, path):
+        record = super()._path_to_record(path)
+        record["foreign"] = self._made_by_another(path, record["username"])
+        if record["foreign"]:
+            self.log.error(
+                "refused %s: %s; the submission of %s already in submitted/ (if any) is "
+                "kept as it is",
+                record["filename"],
+                record["foreign"],
+                record["username"],
+            )
+        return record
+
+    def _sort_by_timestamp(self, records):
+        """Newest first, a student's own submissions before any made by someone else."""
+        own = [r for r in records if not r["foreign"]]
+        foreign = [r for r in records if r["foreign"]]
+        return super()._sort_by_timestamp(own) + super()._sort_by_timestamp(foreign)
+
+    def copy_files(self):
+        """Collect all but the submissions made by another user (refused above)."""
+        self.src_records = [r for r in self.src_records if not r["foreign"]]
+        super().copy_files()
+
+    def _made_by_another(self, path: str, student: str) -> str | None:
+        """Why the folder is not the student's own (None if it is, or if not checked)."""
+        if not self.check_owner:
+            return None
+        owner = os.lstat(path).st_uid
+        try:
+            if owner in (os.geteuid(), pwd.getpwnam(student).pw_uid):
+                return None
+        except KeyError:  # the student has no user of that name here
+            if owner == os.geteuid():
+                return None
+        try:
+            name = pwd.getpwuid(owner).pw_name
+        except KeyError:
+            name = f"uid {owner}"
+        return f"it was made by {name}, not by {student}"
 
     def do_copy(self, src, dest, log=None):
         """Copy one submission from the exchange into submitted/ (see copy_as_is)."""
-        size, most = self.get_size(src), 1000 * self.coursedir.max_dir_size
-        if size > most:
-            raise RuntimeError(f"Directory size is too big. Size is {size}, maximum is {most}")
         coursedir = self.coursedir
         ignore = ignore_patterns(
             exclude=coursedir.ignore,
@@ -180,4 +299,8 @@ class KeepLinksCollect(ExchangeCollect):
             max_file_size=coursedir.max_file_size,
             log=self.log,
         )
-        copy_as_is(Path(src), Path(dest), ignore)
+        stopped = copy_as_is(Path(src), Path(dest), ignore)
+        if stopped:
+            self.log.error(
+                "%s holds %s: copied only that far; gradacc-grade will refuse it", src, stopped
+            )

@@ -16,17 +16,17 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from gradacc_grader.kernel import SandboxKernelManager
 from gradacc_grader.sandbox import (
     Limits,
     Sandbox,
     SandboxError,
-    SandboxKernelManager,
     find_bwrap,
     run_exercise,
-    self_test,
     start_harness,
     stop_harnesses,
 )
+from gradacc_grader.selftest import self_test
 from nbclient import NotebookClient
 
 try:
@@ -184,8 +184,9 @@ def test_both_sandboxes_hold_for_an_instructor_who_is_not_root(course):
     Run as root, the test plays a plain user (uid 1000) in a user namespace of its own.
     """
     probe = (
-        "import json; from pathlib import Path; from gradacc_grader.sandbox import Sandbox, "
-        f"self_test; print(json.dumps(self_test(Sandbox(hidden=(Path({str(course)!r}),)))))"
+        "import json; from pathlib import Path; from gradacc_grader.sandbox import Sandbox; "
+        "from gradacc_grader.selftest import self_test; "
+        f"print(json.dumps(self_test(Sandbox(hidden=(Path({str(course)!r}),)))))"
     )
     command = [sys.executable, "-c", probe]
     if os.geteuid() == 0:
