@@ -23,6 +23,8 @@ from pathlib import Path
 
 from gradacc_grader.submissions import copy_regular_files
 
+MAX_NOTEBOOK_BYTES = 20_000_000  # an autograded copy read back to compare hand-graded cells
+
 
 @dataclass
 class Outcome:
@@ -44,12 +46,27 @@ class Outcome:
         return self.status == "graded"
 
 
+def is_student_id(student: str) -> bool:
+    """Whether `student` can name a student's folder (of submitted/, of a results folder).
+
+    >>> [is_student_id(s) for s in ("ada", "learner-0042", "", " ", "..", "a/b")]
+    [True, True, False, False, False, False]
+    """
+    return bool(student.strip()) and student not in (".", "..") and "/" not in student
+
+
 def prepare(course: Path, assignment: str, student: str, folder: Path) -> str | None:
     """Make `folder` a course of one: config, source, gradebook copy, the submission.
 
     Returns why the submission is refused (None if it is not); the folder is made
-    either way, so that the refusal is recorded like any outcome.
+    either way, so that the refusal is recorded like any outcome. `folder` is emptied
+    first, so it must be the student's own: named after them.
     """
+    if not is_student_id(student) or folder.name != student:
+        raise ValueError(
+            f"student={student!r} with folder={str(folder)!r}: the folder must be named after "
+            "the student, whose id is a plain folder name (not empty, no '/')"
+        )
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
@@ -78,7 +95,8 @@ def merge(course: Path, assignment: str, folder: Path) -> Outcome:
 
     Only what `nbgrader autograde` writes moves: the submission's timestamp, each
     grade's auto_score and needs_manual_grade, each comment's auto_comment, the late
-    penalty. Hand-given scores and comments in the course's gradebook stay as they are.
+    penalty. Hand-given scores and comments in the course's gradebook stay as they are,
+    and so does their "graded" mark (see `_still_hand_graded`).
     """
     from nbgrader.api import Gradebook, MissingEntry
     from sqlalchemy.exc import SAWarning
@@ -92,7 +110,9 @@ def merge(course: Path, assignment: str, folder: Path) -> Outcome:
         except MissingEntry:
             return outcome  # refused before nbgrader saw it: nothing to merge
         with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-            _copy_submission(submission, gradebook, assignment, outcome.student)
+            before = course / "autograded" / outcome.student / assignment
+            after = folder / "autograded" / outcome.student / assignment
+            _copy_submission(submission, gradebook, assignment, outcome.student, before, after)
             total = gradebook.find_submission(assignment, outcome.student)
             outcome.score, outcome.max_score = total.score, total.max_score
             outcome.needs_manual_grade = total.needs_manual_grade
@@ -103,19 +123,56 @@ def merge(course: Path, assignment: str, folder: Path) -> Outcome:
     return outcome
 
 
-def _copy_submission(submission, gradebook, assignment: str, student: str) -> None:
+def _copy_submission(
+    submission, gradebook, assignment: str, student: str, before: Path, after: Path
+) -> None:
     gradebook.update_or_create_student(student)
     gradebook.update_or_create_submission(assignment, student, timestamp=submission.timestamp)
     for notebook in submission.notebooks:
         target = gradebook.find_submission_notebook(notebook.name, assignment, student)
         target.late_submission_penalty = notebook.late_submission_penalty
+        old = _answers(before / f"{notebook.name}.ipynb")
+        new = _answers(after / f"{notebook.name}.ipynb")
         for grade in notebook.grades:
             into = gradebook.find_grade(grade.name, notebook.name, assignment, student)
-            into.auto_score, into.needs_manual_grade = grade.auto_score, grade.needs_manual_grade
+            into.auto_score = grade.auto_score
+            if not _still_hand_graded(into, old, new):
+                into.needs_manual_grade = grade.needs_manual_grade
         for comment in notebook.comments:
             into = gradebook.find_comment(comment.name, notebook.name, assignment, student)
             into.auto_comment = comment.auto_comment
     gradebook.db.commit()
+
+
+def _still_hand_graded(grade, old: dict[str, str], new: dict[str, str]) -> bool:
+    """Whether the instructor's hand grade of this cell still stands after a re-grade.
+
+    nbgrader's autograde marks every cell that has a hand-given score as needing a
+    hand grade again (nbgrader 0.9.6, preprocessors/saveautogrades.py, `_add_score`),
+    so each re-grade undid the instructor's work. It stands when it was confirmed
+    (scored, no longer waiting) and the student's cell says exactly what it said
+    when it was graded: the course's autograded copy before this merge, and after.
+    """
+    if grade.manual_score is None or grade.needs_manual_grade:
+        return False
+    return grade.name in old and old.get(grade.name) == new.get(grade.name)
+
+
+def _answers(path: Path) -> dict[str, str]:
+    """grade_id -> source of each grade cell of an autograded notebook ({} if unreadable)."""
+    try:
+        if path.is_symlink() or path.stat().st_size > MAX_NOTEBOOK_BYTES:
+            return {}
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        found = {}
+        for cell in cells:
+            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            source = cell.get("source", "")
+            if isinstance(grade_id, str):
+                found[grade_id] = "".join(source) if isinstance(source, list) else str(source)
+        return found
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}  # an unreadable copy: every hand grade is checked again
 
 
 def _replace(source: Path, dest: Path) -> None:
