@@ -37,6 +37,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from gradacc_grader.private import make_course_private, make_private, private_umask
 from gradacc_grader.results import Outcome, is_student_id, load, merge, prepare, save
 from gradacc_grader.sandbox import (
     Limits,
@@ -54,6 +55,11 @@ MAX_NOTEBOOK_BYTES = 20_000_000
 def main(argv: list[str] | None = None) -> int:
     """The console script; 0 when every submission was graded, 1 if any failed, 2 refused."""
     args = _parser().parse_args(argv)
+    with private_umask():  # the gradebook, autograded copies and results: yours only
+        return _grade(args)
+
+
+def _grade(args) -> int:
     course = args.course.resolve()
     problem = _check_course(course, args.assignment) or _check_students(
         course, args.assignment, args.student or []
@@ -61,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"gradacc-grade: {problem}", file=sys.stderr)
         return 2
+    make_course_private(course)  # a course or results made before, under a looser umask
+    for results in (args.results, args.merge):
+        if results is not None:
+            make_private(results)
     if args.merge:
         folders = sorted(p.parent for p in args.merge.glob("*/outcome.json"))
         if not folders:
