@@ -19,6 +19,8 @@
   keeps only its last line, and any output that quotes a hidden test line is replaced.
 - `EscapeStudentMarkdown` shows what a student typed in a markdown cell as text: nbgrader's
   feedback template renders markdown as raw HTML, so `<script>` would run in the page.
+- `ClearHiddenTests` is nbgrader's, with `display_data_priority` configurable as in the two
+  above (see `FeedbackPreprocessor`).
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from __future__ import annotations
 import html
 
 from nbformat.notebooknode import NotebookNode
+from nbgrader import preprocessors
 from nbgrader.api import MissingEntry
 from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 from nbgrader.utils import compute_checksum
+from traitlets import List
 
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
 END_HIDDEN = "### END HIDDEN TESTS"
@@ -151,7 +155,33 @@ class RestoreMissingCells(OverwriteCells):
         return None
 
 
-class HideHiddenTests(NbGraderPreprocessor):
+def _display_data_priority() -> List:
+    """nbgrader's `display_data_priority` trait, but configurable.
+
+    nbconvert's HTML exporter configures `NbConvertBase.display_data_priority` for every
+    preprocessor it runs (nbconvert 7.17, exporters/html.py, `default_config`). nbgrader 0.9.6's
+    NbGraderPreprocessor declares that trait again without `config=True`
+    (preprocessors/base.py, line 7), so traitlets warned "Config option
+    `display_data_priority` not recognized" once for each such preprocessor of
+    generate_feedback: three lines on every run. nbgrader's own GetGrades declares it
+    configurable (preprocessors/getgrades.py, line 15); so do the feedback preprocessors here.
+    """
+    return List(NbGraderPreprocessor.display_data_priority.default_value).tag(config=True)
+
+
+class FeedbackPreprocessor(NbGraderPreprocessor):
+    """An nbgrader preprocessor that runs inside nbconvert's HTML exporter, quietly."""
+
+    display_data_priority = _display_data_priority()
+
+
+class ClearHiddenTests(preprocessors.ClearHiddenTests):
+    """nbgrader's ClearHiddenTests (strips the hidden tests' source), quietly."""
+
+    display_data_priority = _display_data_priority()
+
+
+class HideHiddenTests(FeedbackPreprocessor):
     """Keep hidden tests out of feedback: no tracebacks of test cells, no quoted test lines."""
 
     def preprocess(self, nb, resources):
@@ -179,7 +209,7 @@ class HideHiddenTests(NbGraderPreprocessor):
         return output
 
 
-class EscapeStudentMarkdown(NbGraderPreprocessor):
+class EscapeStudentMarkdown(FeedbackPreprocessor):
     """Escape the HTML of every markdown cell that is not a locked cell of the instructor's."""
 
     def preprocess_cell(self, cell, resources, index):
