@@ -14,8 +14,6 @@ import pytest
 from gradacc_grader.certificates.ids import new_id
 from gradacc_grader.certify import main
 
-from tools.system_tools import CHROMIUM, CHROMIUM_ARGS
-
 pytestmark = pytest.mark.browser
 
 PAGE = Path(__file__).resolve().parents[2] / "verify"
@@ -110,15 +108,16 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
+def browser(tmp_path_factory, chromium):
     from playwright.sync_api import sync_playwright
 
+    executable, args = chromium
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
             str(tmp_path_factory.mktemp("chromium-profile")),
-            executable_path=CHROMIUM,
+            executable_path=executable,
             headless=True,
-            args=CHROMIUM_ARGS,
+            args=args,
         )
         yield context
         context.close()
