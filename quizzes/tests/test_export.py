@@ -89,4 +89,4 @@ def test_the_assignments_asked_for_are_exported(course, cli):
     ]
     done = cli(["nbgrader", "export", "--assignment=['lesson9']"], cwd=course)
     assert done.returncode != 0
-    assert "'lesson9' is not in the gradebook; export some of lesson1_full_batch" in done.stderr
+    assert "'lesson9' is not in the gradebook; export some of gradacc_faq, lesson1" in done.stderr
