@@ -73,7 +73,9 @@ def test_the_instructors_tests_run_from_a_copy_of_quizzes_alone(tmp_path):
         if (ROOT / name).is_file():
             (copy / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(ROOT / name, copy / name)
+    # as in an activated venv: its programs on PATH (nbgrader runs `alembic`), no PYTHONPATH
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     command = [sys.executable, "-m", "pytest", "quizzes/tests", "-m", "not slow and not browser"]
     done = subprocess.run(
         [*command, "-q", "-p", "no:cacheprovider"],
