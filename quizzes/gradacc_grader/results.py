@@ -96,7 +96,7 @@ def merge(course: Path, assignment: str, folder: Path) -> Outcome:
     Only what `nbgrader autograde` writes moves: the submission's timestamp, each
     grade's auto_score and needs_manual_grade, each comment's auto_comment, the late
     penalty. Hand-given scores and comments in the course's gradebook stay as they are,
-    and so does their "graded" mark (see `_still_hand_graded`).
+    and so does their "graded" mark when the submission is the same (see `_hand_graded`).
     """
     from nbgrader.api import Gradebook, MissingEntry
     from sqlalchemy.exc import SAWarning
@@ -131,12 +131,13 @@ def _copy_submission(
     for notebook in submission.notebooks:
         target = gradebook.find_submission_notebook(notebook.name, assignment, student)
         target.late_submission_penalty = notebook.late_submission_penalty
-        old = _answers(before / f"{notebook.name}.ipynb")
-        new = _answers(after / f"{notebook.name}.ipynb")
+        # the same submission graded again: every cell reads as it did when graded by hand
+        graded = _cells(before / f"{notebook.name}.ipynb")
+        unchanged = graded is not None and graded == _cells(after / f"{notebook.name}.ipynb")
         for grade in notebook.grades:
             into = gradebook.find_grade(grade.name, notebook.name, assignment, student)
             into.auto_score = grade.auto_score
-            if not _still_hand_graded(into, old, new):
+            if not (unchanged and _hand_graded(into)):
                 into.needs_manual_grade = grade.needs_manual_grade
         for comment in notebook.comments:
             into = gradebook.find_comment(comment.name, notebook.name, assignment, student)
@@ -144,35 +145,27 @@ def _copy_submission(
     gradebook.db.commit()
 
 
-def _still_hand_graded(grade, old: dict[str, str], new: dict[str, str]) -> bool:
-    """Whether the instructor's hand grade of this cell still stands after a re-grade.
+def _hand_graded(grade) -> bool:
+    """Whether the instructor scored this cell by hand and confirmed it (as formgrader does).
 
-    nbgrader's autograde marks every cell that has a hand-given score as needing a
-    hand grade again (nbgrader 0.9.6, preprocessors/saveautogrades.py, `_add_score`),
-    so each re-grade undid the instructor's work. It stands when it was confirmed
-    (scored, no longer waiting) and the student's cell says exactly what it said
-    when it was graded: the course's autograded copy before this merge, and after.
+    nbgrader's autograde marks every cell that has a hand-given score as needing a hand
+    grade again (nbgrader 0.9.6, preprocessors/saveautogrades.py, `_add_score`), so each
+    re-grade undid the instructor's work; `merge` keeps the confirmation when the
+    submission's cells are the same as when it was graded.
     """
-    if grade.manual_score is None or grade.needs_manual_grade:
-        return False
-    return grade.name in old and old.get(grade.name) == new.get(grade.name)
+    return grade.manual_score is not None and not grade.needs_manual_grade
 
 
-def _answers(path: Path) -> dict[str, str]:
-    """grade_id -> source of each grade cell of an autograded notebook ({} if unreadable)."""
+def _cells(path: Path) -> list[str] | None:
+    """The source of every cell of an autograded notebook, in order; None if unreadable."""
     try:
         if path.is_symlink() or path.stat().st_size > MAX_NOTEBOOK_BYTES:
-            return {}
+            return None
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-        found = {}
-        for cell in cells:
-            grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-            source = cell.get("source", "")
-            if isinstance(grade_id, str):
-                found[grade_id] = "".join(source) if isinstance(source, list) else str(source)
-        return found
+        sources = [cell.get("source", "") for cell in cells]
+        return ["".join(s) if isinstance(s, list) else str(s) for s in sources]
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return {}  # an unreadable copy: every hand grade is checked again
+        return None
 
 
 def _replace(source: Path, dest: Path) -> None:
