@@ -16,23 +16,32 @@ ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
 .PHONY: install lab test check bench system-tools site quizzes grade lint clean
 
-# The student package (gradacc_lessons, with JupyterLab and the test tools) and the
-# instructor's package (quizzes/: the nbgrader builder and the sandboxed grader).
-$(STAMP): pyproject.toml quizzes/pyproject.toml
+# Two environments in one .venv, each installed once (a stamp per torch version):
+# - the student's (`make lab`): torch, the lessons' package, JupyterLab and the frameworks
+#   lesson 7 trains with; nothing of the instructor's, the tests or the site;
+# - everything (`make install`, `make test` and the rest): the same, plus the test tools (dev),
+#   the site's Sphinx (site) and the instructor's package (quizzes/: nbgrader, the grader).
+LAB_STAMP := $(VENV)/.lab-$(TORCH_VERSION)
+$(LAB_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet "torch==$(TORCH_VERSION)"
-	$(BIN)/python -m pip install --quiet -e ".[lab,dev,frameworks,site]" -e ./quizzes
+	$(BIN)/python -m pip install --quiet -e ".[lab,frameworks]"
+	rm -f $(VENV)/.lab-* $(VENV)/.installed-*
+	touch $@
+
+$(STAMP): $(LAB_STAMP) pyproject.toml quizzes/pyproject.toml
+	$(BIN)/python -m pip install --quiet -e ".[lab,dev,frameworks,site]" -e "./quizzes[test]"
 	rm -f $(VENV)/.installed-*
 	touch $@
 
-## install: create .venv and install the course (first time only)
+## install: create .venv and install everything: the course, its tests and the instructor's tools
 install: $(STAMP)
 
-## lab: install the course (first time only) and open JupyterLab on the lessons
-# The venv also holds nbgrader (for `make test` and the instructor): tools/lab_config/ keeps
+## lab: install the student's course (first time only) and open JupyterLab on the lessons
+# After `make install` or `make test` the venv also holds nbgrader: tools/lab_config/ keeps
 # its menus and server extensions out of the student's lab.
-lab: $(STAMP)
+lab: $(LAB_STAMP)
 	@echo "Starting JupyterLab on notebooks/ -- open the http://127.0.0.1:$(PORT)/lab?token=... URL printed below."
 	cd notebooks && PATH="$(CURDIR)/$(BIN):$$PATH" JUPYTER_CONFIG_PATH="$(CURDIR)/tools/lab_config" ../$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) $(ROOT_FLAG) 01_accumulation_is_a_full_batch.ipynb
 

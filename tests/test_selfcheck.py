@@ -56,7 +56,8 @@ from gradacc_lessons.quiz.selfcheck import (
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-GUIDE_FAQ = Path(__file__).resolve().parent / "data" / "guide_faq.txt"
+# the guide's FAQ as published; kept with the instructor's tests, which need it on their own
+GUIDE_FAQ = ROOT / "quizzes" / "tests" / "data" / "guide_faq.txt"
 YO = words_for("yo")
 
 CHOICES = [q for q in QUESTIONS if isinstance(q, Question)]

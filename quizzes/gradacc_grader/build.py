@@ -24,16 +24,21 @@ import nbformat
 from gradacc_grader.bank import ASSIGNMENTS
 from gradacc_grader.draw import LETTERS, Asked, Release, Seeded, draw_release
 from gradacc_grader.notebook import build_notebook
+from gradacc_grader.private import make_course_private, private_umask
 from gradacc_grader.sample_class import write_sample_class
 from gradacc_grader.secret import ensure_secret
 
 CONFIG = """\
 # nbgrader configuration of a gradacc course: the settings and why are in
 # gradacc_grader/settings.py; add your own below the call to change them.
+from gradacc_grader.private import use_private_umask
 from gradacc_grader.settings import configure
 
 c = get_config()  # noqa: F821 (nbgrader defines get_config when it reads this file)
 configure(c)
+# What this nbgrader command writes (gradebook, autograded copies, feedback, exports) holds
+# answers or grades: readable by you only, whatever your umask (gradacc_grader/private.py).
+use_private_umask()
 """
 
 
@@ -144,9 +149,18 @@ def _venv_on_path():
 def build_course(
     course: Path, lang: str = "en", only: list[str] | None = None, sample_class: bool = False
 ) -> list[str]:
-    """Write and generate every assignment (or those in `only`); returns the lines to print."""
+    """Write and generate every assignment (or those in `only`); returns the lines to print.
+
+    What it writes is readable by the instructor only, whatever the umask (private.py).
+    """
     course = Path(course).resolve()
-    course.mkdir(parents=True, exist_ok=True)
+    with private_umask():  # put back on return, though the course's config sets it for good
+        course.mkdir(parents=True, exist_ok=True)
+        make_course_private(course)
+        return _build_course(course, lang, only, sample_class)
+
+
+def _build_course(course: Path, lang: str, only: list[str] | None, sample_class: bool):
     if not (course / "nbgrader_config.py").exists():
         (course / "nbgrader_config.py").write_text(CONFIG, encoding="utf-8")
     unknown = sorted(set(only or ()) - {a.name for a in ASSIGNMENTS})

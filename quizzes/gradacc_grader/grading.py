@@ -41,7 +41,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from gradacc_grader.folders import remove_tree
-from gradacc_grader.results import Outcome, load, merge, prepare, save
+from gradacc_grader.private import make_course_private, make_private, private_umask
+from gradacc_grader.results import Outcome, is_student_id, load, merge, prepare, save
 from gradacc_grader.sandbox import (
     Limits,
     Sandbox,
@@ -60,11 +61,22 @@ MAX_NOTEBOOK_BYTES = 20_000_000
 def main(argv: list[str] | None = None) -> int:
     """The console script; 0 when every submission was graded, 1 if any failed, 2 refused."""
     args = _parser().parse_args(argv)
+    with private_umask():  # the gradebook, autograded copies and results: yours only
+        return _grade(args)
+
+
+def _grade(args) -> int:
     course = args.course.resolve()
-    problem = _check_course(course, args.assignment)
+    problem = _check_course(course, args.assignment) or _check_students(
+        course, args.assignment, args.student or []
+    )
     if problem:
         print(f"gradacc-grade: {problem}", file=sys.stderr)
         return 2
+    make_course_private(course)  # a course or results made before, under a looser umask
+    for results in (args.results, args.merge):
+        if results is not None:
+            make_private(results)
     if args.merge:
         folders = sorted(p.parent for p in args.merge.glob("*/outcome.json"))
         if not folders:
@@ -132,6 +144,26 @@ def _check_course(course: Path, assignment: str) -> str | None:
             f"{course}/gradebook.db does not exist: run `nbgrader generate_assignment "
             f"{assignment}` in {course} first"
         )
+    return None
+
+
+def _check_students(course: Path, assignment: str, students: list[str]) -> str | None:
+    """Why a --student cannot be graded (None if all can): not an id, or no submission.
+
+    `--student ""` once came from a batch script reading past the end of its list: it named
+    the results folder itself, which was then emptied for that "student".
+    """
+    for student in students:
+        if not is_student_id(student):
+            return (
+                f"--student {student!r} is not a student id (a folder name of submitted/): "
+                "nothing graded"
+            )
+        if not (course / "submitted" / student / assignment).is_dir():
+            return (
+                f"{student} has no submission of {assignment} "
+                f"({course}/submitted/{student}/{assignment}/ does not exist): nothing graded"
+            )
     return None
 
 

@@ -19,14 +19,17 @@
   `add_missing_task_cells` fails the submission with `KeyError: 'grade_id'`.
 - `ClearTestCellsHiddenTests` strips the hidden regions (the report lines) of the test cells in
   the feedback, and leaves a student's own cells as they are.
+- `ClearTestCellsHiddenTests` declares `display_data_priority` configurable (see
+  `_display_data_priority`), so nbconvert's setting of it is no warning.
 """
 
 from __future__ import annotations
 
 from nbformat.notebooknode import NotebookNode
 from nbgrader.api import MissingEntry
-from nbgrader.preprocessors import ClearHiddenTests, OverwriteCells
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor, OverwriteCells
 from nbgrader.utils import compute_checksum
+from traitlets import List
 
 BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
 END_HIDDEN = "### END HIDDEN TESTS"
@@ -154,6 +157,27 @@ class RestoreMissingCells(OverwriteCells):
         return None
 
 
+def _display_data_priority() -> List:
+    """nbgrader's `display_data_priority` trait, but configurable.
+
+    nbconvert's HTML exporter configures `NbConvertBase.display_data_priority` for every
+    preprocessor it runs (nbconvert 7.17, exporters/html.py, `default_config`). nbgrader 0.9.6's
+    NbGraderPreprocessor declares that trait again without `config=True`
+    (preprocessors/base.py, line 7), so traitlets warned "Config option
+    `display_data_priority` not recognized" once for each such preprocessor of
+    generate_feedback: three lines on every run. nbgrader's own GetGrades declares it
+    configurable (preprocessors/getgrades.py, line 15); so do the feedback preprocessors here
+    (`FeedbackPreprocessor`, `ClearTestCellsHiddenTests`).
+    """
+    return List(NbGraderPreprocessor.display_data_priority.default_value).tag(config=True)
+
+
+class FeedbackPreprocessor(NbGraderPreprocessor):
+    """An nbgrader preprocessor that runs inside nbconvert's HTML exporter, quietly."""
+
+    display_data_priority = _display_data_priority()
+
+
 class ClearTestCellsHiddenTests(ClearHiddenTests):
     """nbgrader's ClearHiddenTests for the test cells only, at generate_feedback.
 
@@ -161,6 +185,8 @@ class ClearTestCellsHiddenTests(ClearHiddenTests):
     "BEGIN HIDDEN TESTS" (a search for hidden tests, a string in a comment) failed that
     student's whole feedback with "No end hidden tests statement found".
     """
+
+    display_data_priority = _display_data_priority()
 
     def preprocess_cell(self, cell, resources, cell_index):
         if not _is_test(cell):

@@ -24,6 +24,8 @@ from pathlib import Path
 from gradacc_grader.submissions import copy_regular_files
 from gradacc_grader.untrusted_output import is_student_id
 
+MAX_NOTEBOOK_BYTES = 20_000_000  # an autograded copy read back to compare hand-graded cells
+
 
 @dataclass
 class Outcome:
@@ -49,8 +51,14 @@ def prepare(course: Path, assignment: str, student: str, folder: Path) -> str | 
     """Make `folder` a course of one: config, source, gradebook copy, the submission.
 
     Returns why the submission is refused (None if it is not); the folder is made
-    either way, so that the refusal is recorded like any outcome.
+    either way, so that the refusal is recorded like any outcome. `folder` is emptied
+    first, so it must be the student's own: named after them.
     """
+    if not student.strip() or folder.name != student:
+        raise ValueError(
+            f"student={student!r} with folder={str(folder)!r}: the folder must be named after "
+            "the student, whose id is a plain folder name (not empty, no '/')"
+        )
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
@@ -81,7 +89,8 @@ def merge(course: Path, assignment: str, folder: Path) -> Outcome:
 
     Only what `nbgrader autograde` writes moves: the submission's timestamp, each
     grade's auto_score and needs_manual_grade, each comment's auto_comment, the late
-    penalty. Hand-given scores and comments in the course's gradebook stay as they are.
+    penalty. Hand-given scores and comments in the course's gradebook stay as they are,
+    and so does their "graded" mark when the submission is the same (see `_hand_graded`).
     """
     from nbgrader.api import Gradebook, MissingEntry
     from sqlalchemy.exc import SAWarning
@@ -95,7 +104,11 @@ def merge(course: Path, assignment: str, folder: Path) -> Outcome:
         except MissingEntry:
             return outcome  # refused before nbgrader saw it: nothing to merge
         with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-            zeroed = _copy_submission(submission, gradebook, assignment, outcome.student)
+            before = course / "autograded" / outcome.student / assignment
+            after = folder / "autograded" / outcome.student / assignment
+            zeroed = _copy_submission(
+                submission, gradebook, assignment, outcome.student, before, after
+            )
             total = gradebook.find_submission(assignment, outcome.student)
             outcome.score, outcome.max_score = total.score, total.max_score
             outcome.needs_manual_grade = total.needs_manual_grade
@@ -108,7 +121,9 @@ def merge(course: Path, assignment: str, folder: Path) -> Outcome:
     return outcome
 
 
-def _copy_submission(submission, gradebook, assignment: str, student: str) -> list[str]:
+def _copy_submission(
+    submission, gradebook, assignment: str, student: str, before: Path, after: Path
+) -> list[str]:
     """Copy what autograde writes; the autograded tests it left unscored, as 0 (named)."""
     gradebook.update_or_create_student(student)
     gradebook.update_or_create_submission(assignment, student, timestamp=submission.timestamp)
@@ -116,9 +131,14 @@ def _copy_submission(submission, gradebook, assignment: str, student: str) -> li
     for notebook in submission.notebooks:
         target = gradebook.find_submission_notebook(notebook.name, assignment, student)
         target.late_submission_penalty = notebook.late_submission_penalty
+        # the same submission graded again: every cell reads as it did when graded by hand
+        graded = _cells(before / f"{notebook.name}.ipynb")
+        unchanged = graded is not None and graded == _cells(after / f"{notebook.name}.ipynb")
         for grade in notebook.grades:
             into = gradebook.find_grade(grade.name, notebook.name, assignment, student)
-            into.auto_score, into.needs_manual_grade = grade.auto_score, grade.needs_manual_grade
+            into.auto_score = grade.auto_score
+            if not (unchanged and _hand_graded(into)):
+                into.needs_manual_grade = grade.needs_manual_grade
             if grade.auto_score is None and _is_test(gradebook, grade, notebook, assignment):
                 # grading failed before nbgrader scored it: 0, never None (a None test
                 # stays "needs manual grade" for ever, and certificates wait on it)
@@ -129,6 +149,29 @@ def _copy_submission(submission, gradebook, assignment: str, student: str) -> li
             into.auto_comment = comment.auto_comment
     gradebook.db.commit()
     return zeroed
+
+
+def _hand_graded(grade) -> bool:
+    """Whether the instructor scored this cell by hand and confirmed it (as formgrader does).
+
+    nbgrader's autograde marks every cell that has a hand-given score as needing a hand
+    grade again (nbgrader 0.9.6, preprocessors/saveautogrades.py, `_add_score`), so each
+    re-grade undid the instructor's work; `merge` keeps the confirmation when the
+    submission's cells are the same as when it was graded.
+    """
+    return grade.manual_score is not None and not grade.needs_manual_grade
+
+
+def _cells(path: Path) -> list[str] | None:
+    """The source of every cell of an autograded notebook, in order; None if unreadable."""
+    try:
+        if path.is_symlink() or path.stat().st_size > MAX_NOTEBOOK_BYTES:
+            return None
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        sources = [cell.get("source", "") for cell in cells]
+        return ["".join(s) if isinstance(s, list) else str(s) for s in sources]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 def _is_test(gradebook, grade, notebook, assignment: str) -> bool:

@@ -61,6 +61,12 @@ def configure(c) -> None:
     # HTML and JavaScript that student code displays (outputs) are sanitized in feedback too.
     c.HTMLExporter.sanitize_html = True
 
+    # nbgrader chmods what it writes: autograded copies 444, feedback 644. They hold a
+    # student's answers and grades: the instructor's only (gradacc_grader/private.py; nbgrader
+    # reads these numbers as octal digits).
+    c.Autograde.permissions = 400
+    c.GenerateFeedback.permissions = 600
+
     # `nbgrader export` writes exports/grades_by_question.csv (every grade cell) and
     # exports/grades_for_lms.csv (totals, in the columns Canvas and Moodle import).
     c.ExportApp.plugin_class = "gradacc_grader.export.GradesExport"

@@ -56,8 +56,7 @@ import re
 import stat
 from pathlib import Path
 
-from nbgrader.preprocessors import NbGraderPreprocessor
-
+from gradacc_grader.guards import FeedbackPreprocessor
 from gradacc_grader.terminal_text import printable
 
 STUDENT_ID = re.compile(r"[\w@-][\w.@-]{0,99}")
@@ -424,7 +423,7 @@ def _sanitize_file(path: Path, mode: int, original: Path) -> None:
     os.replace(temporary, path)
 
 
-class SanitizeFeedback(NbGraderPreprocessor):
+class SanitizeFeedback(FeedbackPreprocessor):
     """`sanitize_notebook` inside generate_feedback, first: what a page shows is data.
 
     gradacc-grade sanitized the autograded notebook already; this pass keeps feedback safe

@@ -13,6 +13,39 @@ import pytest
 BIN = Path(sys.executable).parent
 TEST_SECRET = "5e" * 32  # a fixed secret: the same release every run
 
+# Debian's Chromium, started as every browser test of the repository starts it. A copy of
+# tools/system_tools.py's CHROMIUM and CHROMIUM_ARGS, so that `pip install ./quizzes` is tested
+# without the repository's tools/ (tests/test_quizzes_alone.py checks that the two agree).
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# The repository's markers (pyproject.toml), for a run of quizzes/ on its own.
+MARKERS = {
+    "slow": "executes notebooks or runs the nbgrader pipeline",
+    "browser": "drives a real Chromium",
+    "distributed": "starts several processes",
+    "benchmark": "timings, run by `make bench`",
+}
+
+
+def pytest_configure(config):
+    known = {line.split(":")[0] for line in config.getini("markers")}
+    for name, meaning in MARKERS.items():
+        if name not in known:
+            config.addinivalue_line("markers", f"{name}: {meaning}")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> tuple[str, list[str]]:
+    """(executable, arguments) of the Chromium the browser tests start."""
+    return CHROMIUM, list(CHROMIUM_ARGS)
+
 
 def run(command: list[str], cwd: Path | None = None, timeout: float = 1800):
     """Run a console script of the venv (nbgrader, gradacc-build, gradacc-grade) like a user."""

@@ -40,8 +40,6 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_
 from PIL import Image
 from playwright.sync_api import sync_playwright
 
-from tools.system_tools import CHROMIUM, CHROMIUM_ARGS
-
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(1800)]
 NAME = "gradacc_faq"
 HOSTILE, HONEST = "mallory", "sample-honest"
@@ -291,9 +289,10 @@ def _normal(url: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(chromium):
+    executable, args = chromium
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(executable_path=executable, args=args)
         try:
             yield chromium
         finally:

@@ -26,7 +26,6 @@ from gradacc_grader import build, settings
 from gradacc_grader.bank import ASSIGNMENTS
 
 QUIZZES = Path(__file__).resolve().parent.parent
-ROOT = QUIZZES.parent
 GUIDE = (QUIZZES / "README.md").read_text(encoding="utf-8")
 GRADING = (QUIZZES / "GRADING.md").read_text(encoding="utf-8")
 
@@ -74,33 +73,6 @@ def test_the_guide_lists_every_assignment_with_its_points():
         assert re.search(rf"`{assignment.name}`\s*\|[^|\n]*\|\s*{assignment.points}\s*\|", GUIDE), (
             assignment.name
         )
-
-
-def _ignored(path: str) -> bool:
-    done = subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", path])
-    return done.returncode == 0
-
-
-def test_generated_files_and_exports_stay_out_of_git():
-    for path in (
-        "instructor.secret",
-        "keys/gradacc_faq.json",
-        "source/gradacc_faq/x.ipynb",
-        "release/gradacc_faq/x.ipynb",
-        "submitted/ada/x.ipynb",
-        "autograded/a/b",
-        "feedback/a/b.html",
-        "gradebook.db",
-        "exports/grades_for_lms.csv",
-        "grades.csv",
-        ".nbgrader.log",
-        "sample_class_expected.csv",
-    ):
-        assert _ignored(f"quizzes/course/{path}"), path
-    tracked = subprocess.run(
-        ["git", "-C", str(ROOT), "ls-files", "quizzes"], capture_output=True, text=True, check=True
-    ).stdout.split()
-    assert not [p for p in tracked if p.endswith(".ipynb")], tracked
 
 
 # --- nbgrader as the guide describes it -----------------------------------------------------

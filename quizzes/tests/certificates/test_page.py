@@ -18,8 +18,6 @@ from gradacc_grader.certificates.ids import new_id
 from gradacc_grader.certificates.offline import write_offline_copy
 from gradacc_grader.certificates.untrusted import parse_json_object
 
-from tools.system_tools import CHROMIUM, CHROMIUM_ARGS
-
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -81,13 +79,12 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def browser():
+def browser(chromium):
     from playwright.sync_api import sync_playwright
 
+    executable, args = chromium
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
+        chromium = playwright.chromium.launch(executable_path=executable, headless=True, args=args)
         yield chromium
         chromium.close()
 

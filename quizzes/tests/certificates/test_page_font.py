@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from tools.system_tools import CHROMIUM, CHROMIUM_ARGS
-
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -53,11 +51,13 @@ def fonts_drawing(page, selector: str) -> list[dict]:
     return session.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
 
 
-def test_a_yoruba_name_on_the_verify_page_is_drawn_in_noto_sans(site):
+def test_a_yoruba_name_on_the_verify_page_is_drawn_in_noto_sans(site, chromium):
     from playwright.sync_api import sync_playwright
 
+    executable, args = chromium
+
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=executable, args=args)
         page = browser.new_page()
         failed = []
         page.on("requestfailed", lambda request: failed.append(request.url))
