@@ -675,7 +675,10 @@ def test_nothing_of_the_key_reaches_an_attacker_nor_their_kernel(graded, student
     texts = _key_texts(course)
     printed = _outputs(course, student)
     page = _feedback_page(course, student)
+    own = (course / "submitted" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text()
     for text in texts["whys"] + texts["instructor"]:
+        if json.dumps(text)[1:-1] in own:  # the snoop's own code searches for '"letter"'
+            continue
         assert text not in printed, (student, text)
         assert text not in page, (student, text)
 
