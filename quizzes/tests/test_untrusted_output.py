@@ -394,7 +394,7 @@ def test_a_log_is_scrubbed_in_place(tmp_path):
 
 def test_a_student_id_with_markup_is_refused_before_anything_is_copied(tmp_path):
     for student in ("<img src=x onerror=alert(1)>", "a b", "-x\u202e"):
-        folder = tmp_path / "results" / str(len(student))
+        folder = tmp_path / "results" / student  # gradacc-grade names it after the student
         refused = prepare(tmp_path / "no-course", "quiz", student, folder)
         assert refused and refused.startswith("refused: the student id")
         assert list(folder.iterdir()) == []
