@@ -8,6 +8,7 @@ JupyterLab and Colab draw the live widget, a static page draws the HTML fallback
 
 from __future__ import annotations
 
+import html
 import sys
 
 from IPython.display import display
@@ -44,3 +45,20 @@ def show_widget(widget, fallback_html: str) -> None:
 
         output.enable_custom_widget_manager()
     display(bundle, raw=True)
+
+
+def html_table(caption: str, header: list[str], rows: list[list]) -> str:
+    """An HTML table of `rows` under `header`; numbers right-aligned.
+
+    >>> html_table("sizes", ["part", "bytes"], [["weights", 1024]])[:35]
+    '<table><caption>sizes</caption><tr>'
+    """
+
+    def cell(value) -> str:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return f"<td style='text-align:right'>{html.escape(str(value))}</td>"
+        return f"<td>{html.escape(str(value))}</td>"
+
+    head = "".join(f"<th>{html.escape(str(name))}</th>" for name in header)
+    body = "".join("<tr>" + "".join(cell(value) for value in row) + "</tr>" for row in rows)
+    return f"<table><caption>{html.escape(caption)}</caption><tr>{head}</tr>{body}</table>"

@@ -21,7 +21,6 @@ optimizer step, whose state already exists (a first step with zero gradients mad
 from __future__ import annotations
 
 import contextlib
-import copy
 import math
 import weakref
 from collections.abc import Callable
@@ -114,7 +113,8 @@ class _LiveBytes(TorchDispatchMode):
 
 
 def fake_step(
-    build: Callable[[], tuple[nn.Module, torch.optim.Optimizer]],
+    build_model: Callable[[], nn.Module],
+    make_optimizer: Callable[[nn.Module], torch.optim.Optimizer],
     make_batch: Callable[[int], tuple[torch.Tensor, torch.Tensor]],
     loss_fn: Callable,
     micro_batch: int,
@@ -124,22 +124,27 @@ def fake_step(
 ) -> StepTrace:
     """Trace one window of `accumulation_steps` micro-batches of `micro_batch` samples.
 
-    `build()` returns the model and its optimizer (called under fake tensors: nothing is
-    allocated); `make_batch(size)` returns inputs and targets of `size` samples.
+    `build_model()` is called on the meta device (shapes only, nothing allocated), its
+    weights then become fake tensors; `make_optimizer(model)` and `make_batch(size)` (the
+    inputs and targets of `size` samples) are called under fake tensors.
 
     >>> def build():
-    ...     model = torch.nn.Linear(1000, 1000)
-    ...     return model, torch.optim.SGD(model.parameters(), lr=0.1)
+    ...     return torch.nn.Linear(1000, 1000)
+    >>> def optimizer(model):
+    ...     return torch.optim.SGD(model.parameters(), lr=0.1)
     >>> def batch(size):
     ...     return torch.zeros(size, 1000), torch.zeros(size, 1000)
-    >>> trace = fake_step(build, batch, torch.nn.functional.mse_loss, micro_batch=8)
+    >>> trace = fake_step(build, optimizer, batch, torch.nn.functional.mse_loss, micro_batch=8)
     >>> trace.parameter_bytes, trace.gradient_bytes, trace.optimizer_bytes
     (4004000, 4004000, 0)
     >>> trace.peak_phase
     'backward'
     """
+    with torch.device("meta"):
+        model = build_model()
     with FakeTensorMode(), torch.random.fork_rng(devices=[]):
-        model, optimizer = build()
+        _to_fake(model)
+        optimizer = make_optimizer(model)
         _create_state(model, optimizer)
         inputs, targets = make_batch(micro_batch * accumulation_steps)
         counter = _LiveBytes(round_to)
@@ -192,6 +197,31 @@ def fake_step(
             optimizer_bytes=_bytes(_state_tensors(optimizer)),
             activation_bytes=largest_saved,
         )
+
+
+def _to_fake(model: nn.Module) -> None:
+    """Replace the model's meta weights and buffers by fake ones (on the CPU), ties kept.
+
+    Assigned into the modules' dictionaries: `Module.to` would swap tensors, which
+    fake parameters refuse.
+    """
+    fakes: dict[int, torch.Tensor] = {}
+
+    def fake(t: torch.Tensor) -> torch.Tensor:
+        if id(t) not in fakes:
+            new = torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="cpu")
+            if isinstance(t, nn.Parameter):
+                new = nn.Parameter(new, requires_grad=t.requires_grad)
+            fakes[id(t)] = new
+        return fakes[id(t)]
+
+    for module in model.modules():
+        for name, p in module._parameters.items():
+            if p is not None:
+                module._parameters[name] = fake(p)
+        for name, b in module._buffers.items():
+            if b is not None:
+                module._buffers[name] = fake(b)
 
 
 def _autocast(dtype: torch.dtype | None):
