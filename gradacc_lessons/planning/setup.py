@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import importlib.util
 import json
 import os
 import unittest.mock
@@ -62,8 +61,10 @@ class TrainingSetup:
         as_choice("optimizer", self.optimizer, OPTIMIZERS)
         if self.lora_rank is not None:
             as_count("lora_rank", self.lora_rank)
-            if importlib.util.find_spec("peft") is None:
-                raise ValueError(INSTALL_PEFT)
+            try:
+                import peft  # noqa: F401
+            except ImportError:
+                raise ValueError(INSTALL_PEFT) from None
         if self.is_transformer:
             config = self.config()
             length = as_count("sequence_length", self.sequence_length, fix="tokens per sample")
