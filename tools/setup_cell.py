@@ -41,6 +41,7 @@ SETUP_CELL = _INSTALL + _SEEDS
 # the modules it brings. Their setup cell also installs the extra where one is missing.
 EXTRAS = {
     "07_frameworks.ipynb": ("frameworks", ("transformers", "accelerate", "lightning")),
+    "09_plan_a_real_fine_tune.ipynb": ("frameworks", ("transformers", "peft")),
 }
 
 

@@ -135,7 +135,8 @@ def plan(
     `effective_tokens` (instead of samples) is turned into whole sequences. `allocator`:
     "cuda" rounds each block up to 512 bytes as PyTorch's GPU allocator does, "cpu" not.
     Raises ValueError when the budget is below the floor (weights, gradients and
-    optimizer state), naming the alternatives that fit.
+    optimizer state), naming the alternatives that fit (`alternatives=False`: none are
+    traced, which is faster).
     """
     setup = TrainingSetup(
         model,
@@ -157,8 +158,8 @@ def plan(
     if not result.fits and alternatives and not measure:
         options = tuple(_alternatives(setup, effective_batch, budget, allocator))
         result = _replace(result, alternatives=options)
-        if budget < result.floor_bytes:
-            raise ValueError(_below_floor(result))
+    if budget < result.floor_bytes:
+        raise ValueError(_below_floor(result))
     if dataset_samples is not None:
         result = _replace(result, optimizer_steps=math.ceil(dataset_samples / effective_batch))
     return result
@@ -173,19 +174,20 @@ class _Search:
         self.windows = None  # the model of windows of two micro-batches, made when needed
 
     def run(self) -> Plan:
-        whole = self.peak(self.effective_batch)
+        smallest = self.peak(1)
+        if self.budget < smallest.floor_bytes:  # nothing fits: no need to trace more
+            return self._plan(None, smallest, None)
+        whole = self.peak(self.effective_batch) if self.effective_batch > 1 else smallest
         if whole.peak_bytes <= self.budget:
             return self._plan(self.effective_batch, whole, whole)
-        if self.effective_batch == 1:
-            return self._plan(None, whole, whole)
         sizes = [s for s in _micro_batch_sizes(self.effective_batch) if s < self.effective_batch]
         fitting = [s for s in sizes if self.line(s) <= self.budget]
         while fitting:  # confirm with the micro-batch's own trace
             size = fitting.pop()
-            chosen = self.peak(size)
+            chosen = smallest if size == 1 else self.peak(size)
             if chosen.peak_bytes <= self.budget:
                 return self._plan(size, chosen, whole)
-        return self._plan(None, self.peak(1), whole)
+        return self._plan(None, smallest, whole)
 
     def line(self, size: int) -> int:
         """The predicted peak of a window of two micro-batches of `size` samples."""
@@ -201,10 +203,12 @@ class _Search:
             return measured_peak(self.setup, size, steps)
         return traced_peak(self.setup, size, steps, self.allocator)
 
-    def _plan(self, size, chosen: Peak, whole: Peak) -> Plan:
-        sizes = sorted({1, 2, *[2**i for i in range(1, 20) if 2**i < self.effective_batch]})
-        curve = [(s, self.line(s)) for s in sizes if s < self.effective_batch]
-        curve.append((self.effective_batch, whole.peak_bytes))
+    def _plan(self, size, chosen: Peak, whole: Peak | None) -> Plan:
+        """The plan; `whole` None: below the floor, nothing more was traced."""
+        curve = []
+        if whole is not None:
+            sizes = [2**i for i in range(20) if 2**i < self.effective_batch]
+            curve = [(s, self.line(s)) for s in sizes] + [(self.effective_batch, whole.peak_bytes)]
         return Plan(
             model=self.setup.name,
             effective_batch=self.effective_batch,
@@ -215,7 +219,7 @@ class _Search:
             peak_phase=chosen.phase,
             at_peak=chosen.at_peak,
             floor_bytes=chosen.floor_bytes,
-            no_accumulation_bytes=whole.peak_bytes,
+            no_accumulation_bytes=(whole or chosen).peak_bytes,
             curve=tuple(curve),
             alternatives=(),
             method=self.method,
@@ -298,7 +302,7 @@ def _alternatives(setup: TrainingSetup, effective_batch: int, budget: int, alloc
     for change, fields in changes.items():
         other = setup.replace(**fields)
         result = _Search(other, effective_batch, budget, allocator, measure=False)
-        smallest = result.line(1) if effective_batch > 1 else result.peak(1).peak_bytes
+        smallest = result.peak(1).peak_bytes
         found = result.run() if smallest <= budget else None
         yield Alternative(
             change=change,
@@ -310,6 +314,13 @@ def _alternatives(setup: TrainingSetup, effective_batch: int, budget: int, alloc
 
 def _below_floor(result: Plan) -> str:
     fitting = [a for a in result.alternatives if a.micro_batch is not None]
+    if not result.alternatives:
+        return (
+            f"budget {_gib(result.budget_bytes)} is below the floor of "
+            f"{_gib(result.floor_bytes)}: weights, gradients and optimizer state alone do not "
+            f"fit, whatever the micro-batch. Try LoRA (lora_rank=16), precision='bf16-true', "
+            f"or plan(..., alternatives=True) to see which of them fit"
+        )
     advice = (
         "; ".join(
             f"{a.change} fits (micro-batch {a.micro_batch}, N={a.accumulation_steps}, "

@@ -38,7 +38,8 @@ class _Block(nn.Sequential):
 
 
 class UNet(nn.Module):
-    """U-Net: `depth` downsamplings by 2, channel widths doubling from `width`.
+    """U-Net: `depth` downsamplings by 2, channel widths doubling from `width` (64, as in the
+    original U-Net of Ronneberger et al. 2015).
 
     >>> UNet(classes=5, width=8, depth=2)(torch.zeros(2, 3, 32, 32)).shape
     torch.Size([2, 5, 32, 32])
@@ -47,7 +48,7 @@ class UNet(nn.Module):
     def __init__(
         self,
         classes: int = 21,
-        width: int = 32,
+        width: int = 64,
         depth: int = 4,
         norm: str = "batch",
         in_channels: int = 3,
