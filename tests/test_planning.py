@@ -241,3 +241,30 @@ def test_the_command_prints_a_plan_and_refuses_bad_input(capsys):
     assert main(["llama-9b", "--sequence-length", "8", "--effective-batch", "8",
                  "--budget", "24"]) == 2  # fmt: skip
     assert "unknown model" in capsys.readouterr().err
+
+
+@pytest.mark.benchmark
+def test_a_plan_for_the_8b_preset_takes_seconds():
+    import time
+
+    from transformers import LlamaForCausalLM
+
+    model = LlamaForCausalLM(TINY_LLAMA)
+    tokens = torch.zeros(8, 64, dtype=torch.long)
+    start = time.perf_counter()
+    with torch.no_grad():
+        model(tokens)
+    forward = time.perf_counter() - start
+    start = time.perf_counter()
+    result = plan(
+        "llama-3.1-8b",
+        256,
+        "rtx-4090",
+        sequence_length=2048,
+        precision="bf16-true",
+        lora_rank=16,
+        checkpointing=True,
+    )
+    seconds = time.perf_counter() - start
+    print(f"8B plan: {seconds:.1f} s = {seconds / forward:.0f} x one forward of the tiny Llama")
+    assert result.fits
