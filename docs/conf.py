@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tools.repository import course_repository  # noqa: E402
+from tools.course_config import course_repository  # noqa: E402
 
 REPOSITORY = course_repository()
 

@@ -1,11 +1,18 @@
 """Gradient accumulation, the core of the course.
 
+One file on purpose, past the ~400 lines of the others: a student reads it top to bottom
+(the README sends them here): splitting a batch, its gradients, the one training loop (float32
+or mixed precision) and the checks they share.
+
 Glossary (the names used everywhere in the course):
 
-- micro_batch: the small batch that one forward and backward pass sees;
+- micro_batch: the small batch that one forward and backward pass sees; as a number, its
+  size in samples (a micro-batch's place in its window is its `position`);
+- micro_batches: a list of micro-batches, each an (inputs, targets) pair;
 - accumulation_steps: how many micro-batches add their gradients before one update (N);
 - window: the accumulation_steps micro-batches between two optimizer steps;
-- effective_batch: all the samples of one window, the batch the update stands for.
+- effective_batch: all the samples of one window, the batch the update stands for;
+- ns: a list of values of N to try (never `steps`: a step is one optimizer update).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ Gradients = dict[str, torch.Tensor]
 NORMALIZATIONS = ("samples", "naive", "tokens", "sum")
 # The target of a padding position, which a token loss skips (PyTorch's default).
 IGNORE_INDEX = -100
+AUTOCAST_DTYPES = (torch.bfloat16, torch.float16)  # what autocast computes in (lesson 6)
 
 
 def split_batch(
@@ -218,7 +226,7 @@ class Event:
     # loop of lesson 6 adds "unscale", "update" and "skipped" (a step the GradScaler skipped)
     kind: str
     window: int  # which window (0, 1, ...); the first zero_grad belongs to window 0
-    micro_batch: int | None = None  # position inside the window, for forward/backward
+    position: int | None = None  # the micro-batch's place in its window, for forward/backward
 
 
 def train_accumulated(
@@ -231,6 +239,8 @@ def train_accumulated(
     scheduler=None,
     max_grad_norm: float | None = None,
     on_event: Callable[[Event], None] | None = None,
+    dtype: torch.dtype | None = None,
+    scaler: torch.amp.GradScaler | None = None,
 ) -> list[float]:
     """Train on micro-batches, stepping once per window of `accumulation_steps`.
 
@@ -240,6 +250,12 @@ def train_accumulated(
     a shorter last window included. Clipping (when `max_grad_norm` is given)
     happens once per window, after accumulation; `scheduler.step()` once per
     optimizer step. Returns the mean loss of each effective batch.
+
+    Mixed precision (lesson 6) is two options of the same loop: `dtype` runs each
+    forward under `torch.autocast` in bfloat16 or float16 (None: float32), and a
+    GradScaler `scaler` scales each backward, then once per window unscales (before
+    clipping), steps and updates. A step the scaler skips (inf/NaN gradients) emits
+    Event("skipped") and does not step the `scheduler`: the schedule counts updates.
 
     >>> model = torch.nn.Linear(2, 1)
     >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -253,33 +269,96 @@ def train_accumulated(
     if max_grad_norm is not None:
         # A negative norm would flip every gradient: gradient ascent.
         max_grad_norm = as_positive("max_grad_norm", max_grad_norm, "or None for no clipping")
+    check_autocast_dtype(dtype, none_allowed=True)
+    if scaler is not None and not isinstance(scaler, torch.amp.GradScaler):
+        raise ValueError(f"scaler must be a torch.amp.GradScaler or None, got {scaler!r}")
     micro_batches = _non_empty("micro_batches", micro_batches)
     emit = on_event or (lambda event: None)
-    params = [p for group in optimizer.param_groups for p in group["params"]]
     _clear_gradients(model, optimizer)  # whatever an earlier run left in .grad
     emit(Event("zero_grad", 0))
     losses = []
     for index, window in enumerate(windows(micro_batches, accumulation_steps)):
-        window_samples = sum(len(x) for x, _ in window)
-        window_loss = 0.0
-        for i, (x, y) in enumerate(window):
-            loss = scalar_loss(loss_fn, model(x), y)
-            emit(Event("forward", index, i))
-            (loss * (len(x) / window_samples)).backward()
-            emit(Event("backward", index, i))
-            window_loss += loss.item() * len(x) / window_samples
-        if max_grad_norm is not None:
-            torch.nn.utils.clip_grad_norm_([p for p in params if p.grad is not None], max_grad_norm)
-            emit(Event("clip", index))
-        optimizer.step()
-        emit(Event("step", index))
-        if scheduler is not None:
+        losses.append(_accumulate_window(model, loss_fn, window, index, dtype, scaler, emit))
+        stepped = _step(optimizer, scaler, max_grad_norm, index, emit)
+        if scheduler is not None and stepped:
             scheduler.step()
             emit(Event("scheduler", index))
         _clear_gradients(model, optimizer)
         emit(Event("zero_grad", index))
-        losses.append(window_loss)
     return losses
+
+
+def _accumulate_window(model, loss_fn, window, index: int, dtype, scaler, emit) -> float:
+    """Forward and backward each micro-batch of a window; returns the window's mean loss."""
+    window_samples = sum(len(x) for x, _ in window)
+    window_loss = 0.0
+    for position, (x, y) in enumerate(window):
+        loss = forward_loss(model, loss_fn, x, y, dtype)
+        emit(Event("forward", index, position))
+        weighted = loss * (len(x) / window_samples)
+        # Scaled gradients add up in .grad; they stay scaled until the window ends.
+        (scaler.scale(weighted) if scaler is not None else weighted).backward()
+        emit(Event("backward", index, position))
+        window_loss += loss.item() * len(x) / window_samples
+    return window_loss
+
+
+def _step(optimizer, scaler, max_grad_norm, index: int, emit) -> bool:
+    """Unscale, clip, step and update once per window; True if optimizer.step() really ran."""
+    if scaler is not None:
+        scaler.unscale_(optimizer)  # once per window: .grad now holds the true gradients
+        emit(Event("unscale", index))
+    if max_grad_norm is not None:  # after unscaling, or the norm is the scaled one
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        torch.nn.utils.clip_grad_norm_([p for p in params if p.grad is not None], max_grad_norm)
+        emit(Event("clip", index))
+    if scaler is None:
+        optimizer.step()
+        emit(Event("step", index))
+        return True
+    scale = scaler.get_scale()
+    scaler.step(optimizer)  # skips optimizer.step() if a gradient is inf or NaN
+    emit(Event("step", index))
+    scaler.update()  # once per window: lowers the scale after a skip, raises it slowly
+    emit(Event("update", index))
+    stepped = scaler.get_scale() >= scale  # the scale only drops after a skipped step
+    if not stepped:
+        emit(Event("skipped", index))
+    return stepped
+
+
+def forward_loss(
+    model: nn.Module,
+    loss_fn: Callable,
+    inputs: torch.Tensor,
+    targets: torch.Tensor,
+    dtype: torch.dtype | None = None,
+) -> torch.Tensor:
+    """The scalar loss of one micro-batch; the forward under autocast in `dtype` if given.
+
+    Under autocast the loss itself is computed in float32, as autocast would do.
+
+    >>> model = torch.nn.Linear(2, 1)
+    >>> forward_loss(model, torch.nn.MSELoss(), torch.ones(3, 2), torch.zeros(3, 1),
+    ...              torch.bfloat16).dtype
+    torch.float32
+    """
+    check_autocast_dtype(dtype, none_allowed=True)
+    if dtype is None:
+        return scalar_loss(loss_fn, model(inputs), targets)
+    with torch.autocast(device_type=inputs.device.type, dtype=dtype):
+        outputs = model(inputs)
+    return scalar_loss(loss_fn, outputs.float(), targets)
+
+
+def check_autocast_dtype(dtype, none_allowed: bool = False) -> None:
+    """A ValueError unless `dtype` is one autocast computes in (or None, if allowed).
+
+    >>> check_autocast_dtype(torch.float16)
+    """
+    if dtype not in AUTOCAST_DTYPES and not (none_allowed and dtype is None):
+        allowed = (*AUTOCAST_DTYPES, None) if none_allowed else AUTOCAST_DTYPES
+        raise ValueError(f"dtype must be one of {allowed}, got {dtype!r}")
 
 
 def windows(micro_batches: Iterable, accumulation_steps: int):
@@ -294,8 +373,8 @@ def windows(micro_batches: Iterable, accumulation_steps: int):
 
 def _windows(micro_batches: Iterable, accumulation_steps: int) -> Iterator[list]:
     window = []
-    for micro_batch in micro_batches:
-        window.append(micro_batch)
+    for item in micro_batches:
+        window.append(item)
         if len(window) == accumulation_steps:
             yield window
             window = []

@@ -66,6 +66,8 @@ class Comparison:
         )
 
     def _repr_html_(self) -> str:
+        # Hand-built (issue 25.2): to be drawn by `display.Table`, the course's one table, when
+        # the lesson's results become objects; its HTML differs (no bold total row, no caption).
         cells = "".join(
             f"<tr><td><code>{row.name}</code></td><td>{row.max_abs:.3e}</td>"
             f"<td>{row.relative:.3e}</td></tr>"

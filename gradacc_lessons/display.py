@@ -1,4 +1,10 @@
-"""How the course shows a widget: live where a kernel runs, as static HTML where none does.
+"""How the course shows things: a table of results, and a widget.
+
+`Table` is the course's one table: rows of values under a header, drawn as text in a
+terminal (`__repr__`) and as HTML in a notebook (`_repr_html_`). A result object draws
+itself with it.
+
+A widget is shown live where a kernel runs, as static HTML where none does.
 
 A course page rendered without a kernel (the course site, a notebook viewer) cannot
 draw a widget: it would show an empty box. `show_widget` therefore sends one output
@@ -10,6 +16,7 @@ from __future__ import annotations
 
 import html
 import sys
+from dataclasses import dataclass
 
 from IPython.display import display
 
@@ -47,18 +54,35 @@ def show_widget(widget, fallback_html: str) -> None:
     display(bundle, raw=True)
 
 
-def html_table(caption: str, header: list[str], rows: list[list]) -> str:
-    """An HTML table of `rows` under `header`; numbers right-aligned.
+@dataclass(frozen=True)
+class Table:
+    """Rows of values with a header: plain text in a terminal, an HTML table in a notebook."""
 
-    >>> html_table("sizes", ["part", "bytes"], [["weights", 1024]])[:35]
-    '<table><caption>sizes</caption><tr>'
-    """
+    headers: tuple
+    rows: list
 
-    def cell(value) -> str:
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            return f"<td style='text-align:right'>{html.escape(str(value))}</td>"
-        return f"<td>{html.escape(str(value))}</td>"
+    def __repr__(self) -> str:
+        cells = [list(self.headers)] + [[_cell(v) for v in row] for row in self.rows]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(self.headers))]
+        return "\n".join(
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))
+            )
+            for row in cells
+        )
 
-    head = "".join(f"<th>{html.escape(str(name))}</th>" for name in header)
-    body = "".join("<tr>" + "".join(cell(value) for value in row) + "</tr>" for row in rows)
-    return f"<table><caption>{html.escape(caption)}</caption><tr>{head}</tr>{body}</table>"
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(str(h))}</th>" for h in self.headers)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row) + "</tr>"
+            for row in self.rows
+        )
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _cell(value):
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e4:
+        return f"{value:.1f}"
+    if isinstance(value, float):
+        return f"{value:.4g}" if 1e-3 <= abs(value) < 1e4 else f"{value:.2e}"
+    return str(value)

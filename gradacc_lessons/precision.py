@@ -26,11 +26,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 import torch
 from torch import nn
 
-from gradacc_lessons.accumulate import Event, buffers_kept, split_batch, windows
+from gradacc_lessons.accumulate import (
+    AUTOCAST_DTYPES,
+    Event,
+    buffers_kept,
+    check_autocast_dtype,
+    forward_loss,
+    split_batch,
+    train_accumulated,
+    windows,
+)
 from gradacc_lessons.checks import as_count, as_counts, as_positive
 from gradacc_lessons.compare import relative_error
 
-DTYPES = (torch.bfloat16, torch.float16)  # what autocast computes in
+DTYPES = AUTOCAST_DTYPES  # what autocast computes in
 
 
 def precision_for(device: torch.device | str) -> tuple[torch.dtype, bool]:
@@ -83,22 +92,16 @@ def mixed_precision_gradients(
     >>> g["weight"].dtype
     torch.float32
     """
-    _check_dtype(dtype, none_allowed=True)
+    check_autocast_dtype(dtype, none_allowed=True)
     micro_batches = split_batch(inputs, targets, accumulation_steps)
     params = dict(model.named_parameters())
     grads = {name: torch.zeros_like(p) for name, p in params.items()}
     with buffers_kept(model):
         for x, y in micro_batches:
-            loss = _loss(model, loss_fn, x, y, dtype) * (len(x) / len(inputs))
+            loss = forward_loss(model, loss_fn, x, y, dtype) * (len(x) / len(inputs))
             for name, g in zip(params, torch.autograd.grad(loss, list(params.values()))):
                 grads[name] += g  # the sum over micro-batches that .grad would hold
     return grads
-
-
-def _check_dtype(dtype, none_allowed: bool = False) -> None:
-    if dtype not in DTYPES and not (none_allowed and dtype is None):
-        allowed = (*DTYPES, None) if none_allowed else DTYPES
-        raise ValueError(f"dtype must be one of {allowed}, got {dtype!r}")
 
 
 @contextlib.contextmanager
@@ -142,10 +145,10 @@ def accumulation_dtype_errors(
     loss_fn: Callable,
     inputs: torch.Tensor,
     targets: torch.Tensor,
-    steps: Sequence[int],
+    ns: Sequence[int],
     dtype: torch.dtype = torch.bfloat16,
 ) -> dict[int, dict[str, float]]:
-    """The error that adding up a window in a `dtype` `.grad` adds, for each N in `steps`.
+    """The error that adding up a window in a `dtype` `.grad` adds, for each N in `ns`.
 
     A copy of the model is cast to `dtype` (parameters and gradients in 16 bits, as in
     many LLM fine-tunings). For each N the batch runs as N micro-batches; their gradients
@@ -159,10 +162,10 @@ def accumulation_dtype_errors(
     >>> errors[1]["16-bit .grad"], errors[16]["16-bit .grad"] > errors[16]["float32 buffers"]
     (0.0, True)
     """
-    _check_dtype(dtype)
-    steps = as_counts("steps", steps)
+    check_autocast_dtype(dtype)
+    ns = as_counts("ns", ns)
     errors = {}
-    for n in steps:
+    for n in ns:
         low = copy.deepcopy(model).to(dtype)
         chunks = split_batch(inputs, targets, n)
         arrived, summed = _sum_in_grad(low, loss_fn, chunks, len(inputs), dtype)
@@ -218,14 +221,6 @@ class AutocastModel(nn.Module):
         return outputs.float()
 
 
-def _loss(model, loss_fn, x, y, dtype):
-    if dtype is None:
-        return loss_fn(model(x), y)
-    with torch.autocast(device_type=x.device.type, dtype=dtype):
-        outputs = model(x)
-    return loss_fn(outputs.float(), y)  # the loss itself in float32, as autocast would do
-
-
 def train_mixed_precision(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
@@ -239,11 +234,12 @@ def train_mixed_precision(
     scheduler=None,
     on_event: Callable[[Event], None] | None = None,
 ) -> list[float]:
-    """Accumulate under autocast; with a scaler: scale each backward, and once per window
-    unscale, clip, step and update. Returns the mean loss of each window.
+    """The course's one loop, `train_accumulated`, under autocast in `dtype` (bfloat16 or
+    float16); with a scaler: scale each backward, and once per window unscale, clip, step
+    and update. Returns the mean loss of each window.
 
     When the scaler finds inf/NaN gradients, it skips optimizer.step(); the loop
-    then emits Event("skipped") after "step", and does not step the `scheduler`:
+    then emits Event("skipped") after "update", and does not step the `scheduler`:
     the schedule counts the updates that happened.
 
     >>> model = torch.nn.Linear(2, 2)
@@ -252,62 +248,12 @@ def train_mixed_precision(
     >>> len(train_mixed_precision(model, opt, torch.nn.functional.cross_entropy, micro_batches, 2))
     2
     """
-    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
-    _check_dtype(dtype)
-    if max_grad_norm is not None:
-        max_grad_norm = as_positive("max_grad_norm", max_grad_norm, "or None for no clipping")
-    micro_batches = list(micro_batches)
-    if not micro_batches:
-        raise ValueError("micro_batches must hold at least one (inputs, targets) pair, got none")
-    emit = on_event or (lambda event: None)
-    optimizer.zero_grad(set_to_none=True)
-    emit(Event("zero_grad", 0))
-    losses = []
-    for index, window in enumerate(windows(micro_batches, accumulation_steps)):
-        samples = sum(len(x) for x, _ in window)
-        window_loss = 0.0
-        for i, (x, y) in enumerate(window):
-            loss = _loss(model, loss_fn, x, y, dtype)
-            emit(Event("forward", index, i))
-            weighted = loss * (len(x) / samples)
-            # Scaled gradients add up in .grad; they stay scaled until the window ends.
-            (scaler.scale(weighted) if scaler else weighted).backward()
-            emit(Event("backward", index, i))
-            window_loss += loss.item() * len(x) / samples
-        stepped = _finish_window(model, optimizer, scaler, max_grad_norm, index, emit)
-        if scheduler is not None and stepped:
-            scheduler.step()
-            emit(Event("scheduler", index))
-        losses.append(window_loss)
-    return losses
-
-
-def _finish_window(model, optimizer, scaler, max_grad_norm, window, emit) -> bool:
-    """Unscale, clip, step, update, clear; True if optimizer.step() really ran."""
-    if scaler is not None:
-        scaler.unscale_(optimizer)  # once per window: .grad now holds the true gradients
-        emit(Event("unscale", window))
-    if max_grad_norm is not None:  # after unscaling, or the norm is the scaled one
-        params = [p for group in optimizer.param_groups for p in group["params"]]
-        torch.nn.utils.clip_grad_norm_([p for p in params if p.grad is not None], max_grad_norm)
-        emit(Event("clip", window))
-    stepped = True
-    if scaler is None:
-        optimizer.step()
-        emit(Event("step", window))
-    else:
-        scale = scaler.get_scale()
-        scaler.step(optimizer)  # skips optimizer.step() if a gradient is inf or NaN
-        emit(Event("step", window))
-        scaler.update()  # once per window: lowers the scale after a skip, raises it slowly
-        emit(Event("update", window))
-        stepped = scaler.get_scale() >= scale  # the scale only drops after a skipped step
-        if not stepped:
-            emit(Event("skipped", window))
-    optimizer.zero_grad(set_to_none=True)
-    model.zero_grad(set_to_none=True)
-    emit(Event("zero_grad", window))
-    return stepped
+    check_autocast_dtype(dtype)
+    return train_accumulated(
+        model, optimizer, loss_fn, micro_batches, accumulation_steps,
+        scheduler=scheduler, max_grad_norm=max_grad_norm, on_event=on_event,
+        dtype=dtype, scaler=scaler,
+    )  # fmt: skip
 
 
 def compute_skipped_steps(

@@ -35,7 +35,7 @@ def assert_same(reference, result, dtype):
             torch.testing.assert_close(got, ref, rtol=1e-10, atol=1e-12, msg=name)
         else:
             # measured: correct float32 recipes stay below 8.6e-6 of the largest entry,
-            # wrong ones are off by 4e-2 and more (notes/measured-facts.md)
+            # wrong ones are off by 4e-2 and more (docs/measurements.md)
             assert (got - ref).abs().max().item() <= 1e-4 * scale + 1e-12, name
 
 
@@ -230,7 +230,7 @@ def test_parameters_change_only_at_window_boundaries():
     def snapshot(event):
         if event.kind in ("backward", "step"):
             weights = model[0].weight.detach().clone()
-            snapshots.append((event.kind, event.window, event.micro_batch, weights))
+            snapshots.append((event.kind, event.window, event.position, weights))
 
     train_accumulated(model, optimizer, nn.CrossEntropyLoss(), micro_batches, 3, on_event=snapshot)
     steps = [s for s in snapshots if s[0] == "step"]
@@ -263,7 +263,7 @@ def test_events_follow_the_rule():
     window = ["forward", "backward"] * 2 + ["clip", "step", "scheduler", "zero_grad"]
     last = ["forward", "backward", "clip", "step", "scheduler", "zero_grad"]
     assert kinds == ["zero_grad"] + window * 2 + last
-    assert [e.micro_batch for e in events if e.kind == "forward"] == [0, 1, 0, 1, 0]
+    assert [e.position for e in events if e.kind == "forward"] == [0, 1, 0, 1, 0]
 
 
 @pytest.mark.parametrize("steps", [0, -1, 1.5])

@@ -74,7 +74,7 @@ def test_eval_mode_batchnorm_matches_and_float32_within_tolerance(kind):
         for name, g in reference.items():
             if dtype == torch.float64:
                 torch.testing.assert_close(got[name], g, rtol=1e-10, atol=1e-12, msg=name)
-            else:  # measured-facts.md: max|Δ| <= 1e-4 max|g| for float32
+            else:  # docs/measurements.md: max|Δ| <= 1e-4 max|g| for float32
                 assert (got[name] - g).abs().max() <= 1e-4 * g.abs().max(), name
 
 

@@ -12,14 +12,13 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from gradacc_lessons.accumulate import accumulated_gradients
+from gradacc_lessons.accumulate import IGNORE_INDEX, accumulated_gradients
 from gradacc_lessons.compare import relative_error
-from gradacc_lessons.demos import distributed
 from gradacc_lessons.demos.distributed import (
-    IGNORE_INDEX,
     SYNC_MODES,
     DDPConfig,
     effective_batch,
+    launch,
     make_data,
     make_model,
     make_token_data,
@@ -73,12 +72,12 @@ def _rank_0_fails(rank, config, folder, timeout_s):
     """A worker whose rank 0 fails at once while rank 1 waits for it at the rendezvous."""
     if rank == 0:
         raise RuntimeError("rank 0 fails on purpose")
-    distributed._worker(rank, config, folder, timeout_s)
+    launch._worker(rank, config, folder, timeout_s)
 
 
 def test_a_failing_process_stops_the_run_and_the_others_are_killed(monkeypatch):
     # The children import this module to find the worker: they run it, not a copy.
-    monkeypatch.setattr(distributed, "_worker", _rank_0_fails)
+    monkeypatch.setattr(launch, "_worker", _rank_0_fails)
     with pytest.raises(torch.multiprocessing.ProcessRaisedException, match="on purpose"):
         run_ddp(CONFIG, timeout_s=120)
     assert _ddp_children() == [], "run_ddp left processes behind after a failure"

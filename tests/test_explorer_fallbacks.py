@@ -14,7 +14,7 @@ import torch
 from IPython.core.formatters import DisplayFormatter
 from PIL import Image
 
-from gradacc_lessons.demos.pitfalls import compute_token_errors
+from gradacc_lessons.demos.token_pitfalls import compute_token_errors
 from gradacc_lessons.display import WIDGET_VIEW, widget_bundle
 from gradacc_lessons.figures import explorers
 from gradacc_lessons.figures.explorers import (

@@ -25,7 +25,7 @@ VALUES = {
     "float64": "comparison64.relative",
     "by hand": "relative_error(accumulated, by_hand)",
     "steps": "[i for i, e in enumerate(events) if e.kind == 'step']",
-    "last micro-batch": "[events[i - 1].micro_batch for i in"
+    "last micro-batch": "[events[i - 1].position for i in"
     " [i for i, e in enumerate(events) if e.kind == 'step']]",
     "stale": "relative_error(full_batch_gradients(model, loss_fn, x, y), polluted)",
     "loops": f"[[relative_error(reference, train_copy(loop, {SPLIT}, 4)[0]),"
@@ -44,7 +44,7 @@ def lesson():
 @pytest.mark.slow
 def test_lesson_1_shows_equal_gradients(lesson):
     _, value = lesson
-    # float32: rounding order only, <= 2e-7 measured (measured-facts); float64: <= 6e-16.
+    # float32: rounding order only, <= 2e-7 measured (docs/measurements.md); float64: <= 6e-16.
     assert value["float32"] < 1e-5
     assert value["float64"] < 1e-12
     # The loop the lesson writes out is the package's loop: the same operations, the same bits.
@@ -91,7 +91,7 @@ def test_lesson_1_shows_the_bugs_and_the_fix(lesson):
 def test_lesson_1_shows_equal_training(lesson, optimizer):
     text, _ = lesson
     prefix = optimizer + r" +{} +after 20 steps: parameters differ by"
-    # measured after 20-200 steps: <= 4.7e-7 in float32, <= 5.7e-16 in float64 (measured-facts)
+    # measured after 20-200 steps: <= 4.7e-7 in float32, <= 5.7e-16 in float64 (docs/measurements.md)
     assert number_after(text, prefix.format("float32")) < 1e-4
     assert number_after(text, prefix.format("float64")) < 1e-10
 

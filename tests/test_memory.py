@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-import gradacc_lessons.memory as memory
+import gradacc_lessons.memory.instruments as memory
 from gradacc_lessons.memory import (
     activation_bytes_per_sample,
     estimate_training_memory,

@@ -14,6 +14,7 @@ from gradacc_lessons.accumulate import token_loss
 from gradacc_lessons.compare import relative_error
 from gradacc_lessons.data import make_classification, make_lengths, make_sequences
 from gradacc_lessons.demos import loops as pitfalls
+from gradacc_lessons.demos import loss_scale, token_pitfalls
 from gradacc_lessons.demos import pitfalls as damage
 from gradacc_lessons.demos.pitfalls import StepRecorder, record, uneven_sizes
 from gradacc_lessons.models import MLP, TinySequenceModel
@@ -39,7 +40,7 @@ def reference_gradients(model, loss_fn, micro_batches, steps):
 
 
 def matches(reference, got, dtype):
-    """float64: rtol 1e-10, atol 1e-12; float32: max|Δ| <= 1e-4 max|g| (measured-facts.md)."""
+    """float64: rtol 1e-10, atol 1e-12; float32: max|Δ| <= 1e-4 max|g| (docs/measurements.md)."""
     for name, g in reference.items():
         if dtype == torch.float64:
             if not torch.allclose(got[name], g, rtol=1e-10, atol=1e-12):
@@ -280,16 +281,16 @@ def test_a_loss_scale_moves_sgd_linearly_and_adam_only_through_eps(seed):
     adam = lambda p: torch.optim.Adam(p, lr=1e-3)  # noqa: E731
     loss_fn = F.cross_entropy
     # SGD: the update is lr x gradient, so a loss x 4 moves 4 x as far: error exactly 3.
-    assert damage.update_difference(sgd, model, loss_fn, micro_batches, 4, 4.0) == pytest.approx(
-        3.0, rel=1e-9
-    )
+    assert loss_scale.update_difference(
+        sgd, model, loss_fn, micro_batches, 4, 4.0
+    ) == pytest.approx(3.0, rel=1e-9)
     # Adam, by hand: only eps tells g from 4g.
     one, four = (
         _adam_first_update(gradient, 1e-3),
         _adam_first_update({n: 4 * g for n, g in gradient.items()}, 1e-3),
     )
     by_hand = relative_error(one, four)
-    measured = damage.update_difference(adam, model, loss_fn, micro_batches, 4, 4.0)
+    measured = loss_scale.update_difference(adam, model, loss_fn, micro_batches, 4, 4.0)
     assert measured == pytest.approx(by_hand, rel=1e-6), (measured, by_hand)
     assert measured < 1e-3
 
@@ -302,11 +303,11 @@ def test_clipping_makes_the_scale_matter_to_adam_and_caps_sgd():
     sgd = lambda p: torch.optim.SGD(p, lr=0.1)  # noqa: E731
     # By hand, one window, max_norm = 2 x the norm: the right gradient is not clipped,
     # the 4 x gradient is cut to 2 x: SGD moves twice as far, an error of exactly 1.
-    one_window = damage.update_difference(
+    one_window = loss_scale.update_difference(
         sgd, model, F.cross_entropy, micro_batches, 4, 4.0, max_grad_norm=2 * norm
     )
     assert one_window == pytest.approx(1.0, rel=1e-6)
-    effects = damage.compute_loss_scale_effects(epochs=10, seed=2)
+    effects = loss_scale.compute_loss_scale_effects(epochs=10, seed=2)
     # Without clipping Adam hardly notices (eps only); with clipping the clip factor changes
     # from window to window and Adam's moments mix them: a visible change.
     assert effects["AdamW"] < 1e-3 < effects["AdamW, clipped"]
@@ -320,7 +321,7 @@ def _optimum_test_loss(short, long, lengths, normalize, grouped, steps=4):
     1 / (N x its micro-batch's tokens)); for each input token value k, the best model
     predicts the short rule (k -> k) with the weighted share of k's short-rule tokens and
     the long rule with the rest. The test loss is then a mean of -log over test tokens."""
-    x, y = damage.make_two_rule_sequences(short, long, 8, lengths, 0)
+    x, y = token_pitfalls.make_two_rule_sequences(short, long, 8, lengths, 0)
     if grouped:
         order = (y != -100).sum(dim=1).argsort(stable=True)
         x, y = x[order], y[order]
@@ -333,7 +334,7 @@ def _optimum_test_loss(short, long, lengths, normalize, grouped, steps=4):
             weight_of[token] += w
             short_rule[token] += w * (target == token)
     p_short = short_rule / weight_of
-    test_x, test_y = damage.make_two_rule_sequences(10 * short, 10 * long, 8, lengths, 1)
+    test_x, test_y = token_pitfalls.make_two_rule_sequences(10 * short, 10 * long, 8, lengths, 1)
     real = test_y != -100
     tokens, targets = test_x[real], test_y[real]
     chosen = torch.where(targets == tokens, p_short[tokens], 1 - p_short[tokens])
@@ -348,7 +349,7 @@ def test_the_token_bug_trains_the_optimum_of_the_wrong_weights(short, long, leng
     results = {}
     for normalize in ("tokens", "naive"):
         for grouped in (True, False):
-            result = damage.train_two_rule_model(
+            result = token_pitfalls.train_two_rule_model(
                 normalize, grouped, steps=300, short=short, long=long, lengths=lengths
             )
             results[normalize, grouped] = result

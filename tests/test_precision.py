@@ -202,6 +202,24 @@ def test_zero_accumulation_steps_is_a_value_error():
         train_mixed_precision(model, torch.optim.SGD(model.parameters()), F.cross_entropy, [], 0)
 
 
+def test_a_per_sample_loss_is_the_courses_value_error():
+    # The mixed-precision loop is train_accumulated: the same scalar-loss check.
+    model = MLP(64, 10)
+    x, y = _digits_batch(0, size=32)
+
+    def per_sample(outputs, targets):
+        return F.cross_entropy(outputs, targets, reduction="none")
+
+    with pytest.raises(ValueError, match='reduction="mean"'):
+        train_mixed_precision(
+            model,
+            torch.optim.SGD(model.parameters()),
+            per_sample,
+            list(zip(x.split(8), y.split(8))),
+            2,
+        )
+
+
 def test_a_bfloat16_grad_stops_adding_where_float32_buffers_go_on():
     # By hand: bfloat16 keeps 8 significant bits, so from 256 on its spacing is 2 and
     # 256 + 1 rounds back to 256 (ties to even). 300 backwards of a bias gradient of 1.

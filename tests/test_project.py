@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 import sysconfig
@@ -103,3 +104,38 @@ def test_make_lab_keeps_nbgrader_out_of_the_students_lab():
     assert not any(ours["jpserver_extensions"].values())
     page = json.loads((config / "labconfig" / "page_config.json").read_text())
     assert page["disabledExtensions"] == {"@jupyter/nbgrader": True}
+
+
+# What a clone of this repository does not have: the workplace's shared folder beside it, with the
+# guide's source text and the authors' notes (their figures are in docs/measurements.md).
+OUTSIDE = re.compile(r"\.\./shared\b|shared/(?:seed|notes|tools)\b|measured-[f]acts")
+
+
+def _outside_references(text: str) -> list[str]:
+    """The places in `text` that name a file outside the repository."""
+    return OUTSIDE.findall(text)
+
+
+def test_no_file_names_a_path_outside_the_repository():
+    """A contributor who clones the repository sees only what is in it (docs/design.md)."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.split("\0")
+    outside = {}
+    for name in filter(None, tracked):
+        path = ROOT / name
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
+            continue  # fonts, images: no text to name a path in
+        if found := _outside_references(text):
+            outside[name] = sorted(set(found))
+    assert not outside, f"files name paths outside the repository: {outside}"
+
+
+def test_the_outside_path_check_finds_what_it_should():
+    shared, notes = "../" + "shared", "measured" + "-facts"  # not named whole in this file
+    assert _outside_references(f"see {shared}/DESIGN.md") == [shared]
+    assert _outside_references(f"(notes/{notes}.md)") == [notes]
+    assert _outside_references("cd notebooks && ../.venv/bin/jupyter") == []
+    assert _outside_references("python -m tools.site, then open site/index.html") == []

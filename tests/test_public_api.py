@@ -40,9 +40,11 @@ from gradacc_lessons.demos import (
     dropout,
     frameworks,
     loops,
+    loss_scale,
     pipeline,
     pitfalls,
     sharding,
+    token_pitfalls,
     training,
 )
 from gradacc_lessons.figures import explorers, plots
@@ -61,6 +63,11 @@ def public_functions() -> dict[str, object]:
             if public and value.__module__ == module.__name__:
                 found[f"{info.name.removeprefix('gradacc_lessons.')}.{name}"] = value
     return found
+
+
+def home(package, name: str) -> str:
+    """The key of a name that `package` re-exports: the module that defines it, then the name."""
+    return f"{getattr(package, name).__module__.removeprefix('gradacc_lessons.')}.{name}"
 
 
 # --- small, valid arguments ------------------------------------------------------------
@@ -107,11 +114,11 @@ NO_ARGUMENTS = {  # nothing a learner could pass wrongly
     "quiz.questions.lesson_questions",
     "quiz.questions.self_study_questions",
     "quiz.selfcheck.widgets_can_render",
-    "demos.frameworks.zen_of_python",
-    "demos.frameworks.framework_defaults",
-    "demos.frameworks.versions",
+    "demos.frameworks.tiny_lm.zen_of_python",
+    "demos.frameworks.tables.framework_defaults",
+    "demos.frameworks.process.versions",
     "quiz.attempts.is_question",  # a predicate: any object is a fair question to it
-    "demos.distributed.counting_collectives",
+    "demos.distributed.workers.counting_collectives",
 }
 
 # name -> [(argument the message must name, a call with a bad value of it)]
@@ -150,6 +157,17 @@ BAD = {
             plain(), sgd(plain()), F.cross_entropy, pairs(), True)),
         ("micro_batches", lambda: accumulate.train_accumulated(
             plain(), sgd(plain()), F.cross_entropy, [], 2)),
+        ("dtype", lambda: accumulate.train_accumulated(
+            plain(), sgd(plain()), F.cross_entropy, pairs(), 2, dtype=torch.float64)),
+        ("scaler", lambda: accumulate.train_accumulated(
+            plain(), sgd(plain()), F.cross_entropy, pairs(), 2, scaler="yes")),
+    ],
+    "accumulate.forward_loss": [
+        ("dtype", lambda: accumulate.forward_loss(plain(), F.cross_entropy, X, Y, torch.int8)),
+        ("loss_fn", lambda: accumulate.forward_loss(plain(), "mse", X, Y)),
+    ],
+    "accumulate.check_autocast_dtype": [
+        ("dtype", lambda: accumulate.check_autocast_dtype(None)),
     ],
     "accumulate.windows": [("accumulation_steps", lambda: accumulate.windows(range(4), 0))],
     "accumulate.merge_windows": [
@@ -236,40 +254,42 @@ BAD = {
         ("depth", lambda: checkpointing.compare_memory_levers(X, Y, (1,), depth=0)),
     ],
     "demos.checkpointing.levers_table": [("rows", lambda: checkpointing.levers_table([]))],
-    "demos.distributed.effective_batch": [
+    "demos.distributed.arithmetic.effective_batch": [
         ("world_size", lambda: distributed.effective_batch(0, 4, 2)),
         ("accumulation_steps", lambda: distributed.effective_batch(2, 4, True)),
     ],
-    "demos.distributed.make_model": [("config", lambda: distributed.make_model({}))],
-    "demos.distributed.make_data": [("config", lambda: distributed.make_data(None))],
-    "demos.distributed.rank_micro_batches": [
+    "demos.distributed.arithmetic.make_model": [("config", lambda: distributed.make_model({}))],
+    "demos.distributed.arithmetic.make_data": [("config", lambda: distributed.make_data(None))],
+    "demos.distributed.arithmetic.rank_micro_batches": [
         ("rank", lambda: distributed.rank_micro_batches(X, Y, 0, 5, distributed.DDPConfig())),
         ("window", lambda: distributed.rank_micro_batches(X, Y, -1, 0, distributed.DDPConfig())),
     ],
-    "demos.distributed.train_full_batch": [("config", lambda: distributed.train_full_batch(2))],
-    "demos.distributed.token_mean_gradients": [
+    "demos.distributed.arithmetic.train_full_batch": [
+        ("config", lambda: distributed.train_full_batch(2)),
+    ],
+    "demos.distributed.arithmetic.token_mean_gradients": [
         ("config", lambda: distributed.token_mean_gradients("config"))
     ],
-    "demos.distributed.counting_allreduce_hook": [
+    "demos.distributed.workers.counting_allreduce_hook": [
         ("counter", lambda: distributed.counting_allreduce_hook(None, None))
     ],
-    "demos.distributed.micro_batch_step": [
+    "demos.distributed.workers.micro_batch_step": [
         ("mode", lambda: distributed.micro_batch_step(None, X, Y, 1.0, "sometimes", False))
     ],
-    "demos.distributed.train_ddp": [
+    "demos.distributed.workers.train_ddp": [
         ("mode", lambda: distributed.train_ddp(distributed.DDPConfig(), 0, "often")),
         ("rank", lambda: distributed.train_ddp(distributed.DDPConfig(), 7, "no_sync")),
     ],
-    "demos.distributed.global_token_count": [
+    "demos.distributed.workers.global_token_count": [
         ("valid_tokens", lambda: distributed.global_token_count(-3))
     ],
-    "demos.distributed.make_token_data": [
+    "demos.distributed.arithmetic.make_token_data": [
         ("rank", lambda: distributed.make_token_data(distributed.DDPConfig(), True))
     ],
-    "demos.distributed.token_gradients": [
+    "demos.distributed.workers.token_gradients": [
         ("recipe", lambda: distributed.token_gradients(distributed.DDPConfig(), 0, "mean"))
     ],
-    "demos.distributed.run_ddp": [
+    "demos.distributed.launch.run_ddp": [
         ("config", lambda: distributed.run_ddp({"world_size": 2})),
         ("timeout_s", lambda: distributed.run_ddp(timeout_s=0)),
     ],
@@ -346,12 +366,12 @@ BAD = {
         ("ns", lambda: pitfalls.compute_uneven_curves(ns=())),
         ("spreads", lambda: pitfalls.compute_uneven_curves(spreads=(1.5,))),
     ],
-    "demos.pitfalls.compute_token_errors": [
-        ("spread", lambda: pitfalls.compute_token_errors(spread=-1.0)),
-        ("samples", lambda: pitfalls.compute_token_errors(0.5, samples=True)),
+    "demos.token_pitfalls.compute_token_errors": [
+        ("spread", lambda: token_pitfalls.compute_token_errors(spread=-1.0)),
+        ("samples", lambda: token_pitfalls.compute_token_errors(0.5, samples=True)),
     ],
-    "demos.pitfalls.token_errors_for_lengths": [
-        ("accumulation_steps", lambda: pitfalls.token_errors_for_lengths(
+    "demos.token_pitfalls.token_errors_for_lengths": [
+        ("accumulation_steps", lambda: token_pitfalls.token_errors_for_lengths(
             torch.tensor([2, 3]), accumulation_steps=0)),
     ],
     "demos.sharding.sharded_bytes": [
@@ -431,41 +451,43 @@ BAD = {
         ("runs", lambda: plots.plot_curves([])),
         ("metric", lambda: plots.plot_curves([training.Curves("a")], metric="speed")),
     ],
-    "memory.measure_training_memory": [
+    "memory.measured.measure_training_memory": [
         ("accumulation_steps", lambda: memory.measure_training_memory(
             plain(), sgd(plain()), F.cross_entropy, X, Y, 0)),
         ("optimizer", lambda: memory.measure_training_memory(
             plain(), "adam", F.cross_entropy, X, Y)),
     ],
-    "memory.activation_bytes_per_sample": [
+    "memory.measured.activation_bytes_per_sample": [
         ("sample_targets", lambda: memory.activation_bytes_per_sample(
             plain(), F.cross_entropy, X, Y[:1])),
     ],
-    "memory.estimate_training_memory": [
+    "memory.analytic.estimate_training_memory": [
         ("micro_batch", lambda: memory.estimate_training_memory(plain(), sgd(plain()), True, 8.0)),
         ("activation_bytes_per_sample", lambda: memory.estimate_training_memory(
             plain(), sgd(plain()), 4, -8.0)),
     ],
-    "memory.optimizer_state_multiplier": [
+    "memory.analytic.optimizer_state_multiplier": [
         ("optimizer", lambda: memory.optimizer_state_multiplier("sgd")),
     ],
-    "memory.optimizer_state_bytes": [("optimizer", lambda: memory.optimizer_state_bytes(None))],
-    "memory.repeat_samples": [
+    "memory.measured.optimizer_state_bytes": [
+        ("optimizer", lambda: memory.optimizer_state_bytes(None)),
+    ],
+    "memory.measured.repeat_samples": [
         ("size", lambda: memory.repeat_samples(X, 0)),
         ("samples", lambda: memory.repeat_samples(X[:0], 3)),
     ],
-    "memory.format_bytes": [
+    "memory.measured.format_bytes": [
         ("size", lambda: memory.format_bytes(-512)),
         ("size", lambda: memory.format_bytes("512")),
     ],
-    "memory.memory_by_micro_batch": [
+    "memory.analytic.memory_by_micro_batch": [
         ("sizes", lambda: memory.memory_by_micro_batch(
             plain(), sgd(plain()), F.cross_entropy, X, Y, [])),
         ("sizes", lambda: memory.memory_by_micro_batch(
             plain(), sgd(plain()), F.cross_entropy, X, Y, [2, 99])),
     ],
-    "memory.memory_by_accumulation_steps": [
-        ("steps", lambda: memory.memory_by_accumulation_steps(
+    "memory.measured.memory_by_accumulation_steps": [
+        ("ns", lambda: memory.memory_by_accumulation_steps(
             plain(), sgd(plain()), F.cross_entropy, X, Y, [0])),
     ],
     "planner.plan_accumulation": [
@@ -511,37 +533,37 @@ BAD = {
     "quiz.selfcheck.language_switch": [("lang", lambda: selfcheck.language_switch({}, "en"))],
     "quiz.selfcheck.quiz_html": [("lang", lambda: selfcheck.quiz_html([Q], lang="xx"))],
     "quiz.selfcheck.self_check": [("questions", lambda: selfcheck.self_check([]))],
-    "demos.frameworks.make_vocabulary": [("text", lambda: frameworks.make_vocabulary(""))],
-    "demos.frameworks.encode": [("text", lambda: frameworks.encode("xyz", " ab"))],
-    "demos.frameworks.make_chunks": [
+    "demos.frameworks.tiny_lm.make_vocabulary": [("text", lambda: frameworks.make_vocabulary(""))],
+    "demos.frameworks.tiny_lm.encode": [("text", lambda: frameworks.encode("xyz", " ab"))],
+    "demos.frameworks.tiny_lm.make_chunks": [
         ("count", lambda: frameworks.make_chunks("abc", " abc", True, 1)),
         ("length", lambda: frameworks.make_chunks("abc", " abc", 1, 0)),
     ],
-    "demos.frameworks.make_padded_lines": [
+    "demos.frameworks.tiny_lm.make_padded_lines": [
         ("count", lambda: frameworks.make_padded_lines("ab", " ab", 0)),
     ],
-    "demos.frameworks.tiny_causal_lm": [
+    "demos.frameworks.tiny_lm.tiny_causal_lm": [
         ("vocab_size", lambda: frameworks.tiny_causal_lm(0)),
         ("kind", lambda: frameworks.tiny_causal_lm(9, kind="rnn")),
     ],
-    "demos.frameworks.describe": [("model", lambda: frameworks.describe("gpt2"))],
-    "demos.frameworks.next_token_targets": [
+    "demos.frameworks.tiny_lm.describe": [("model", lambda: frameworks.describe("gpt2"))],
+    "demos.frameworks.tiny_lm.next_token_targets": [
         ("labels", lambda: frameworks.next_token_targets([1, 2]))
     ],
-    "demos.frameworks.causal_loss": [("targets", lambda: frameworks.causal_loss(X, [1]))],
+    "demos.frameworks.tiny_lm.causal_loss": [("targets", lambda: frameworks.causal_loss(X, [1]))],
     **{
-        f"demos.frameworks.{name}": [("recipe", lambda name=name: getattr(frameworks, name)(
+        home(frameworks, name): [("recipe", lambda name=name: getattr(frameworks, name)(
             plain(), {"micro_batch": 2}))]
         for name in ["train_full_batch", "train_course", "train_textbook", "train_hf_trainer",
                      "train_accelerate", "train_lightning", "measure"]
     },
-    "demos.frameworks.token_count_table": [
+    "demos.frameworks.tables.token_count_table": [
         ("recipe", lambda: frameworks.token_count_table(None, {})),
     ],
-    "demos.frameworks.logged_loss_table": [
+    "demos.frameworks.tables.logged_loss_table": [
         ("measurement", lambda: frameworks.logged_loss_table({})),
     ],
-    "demos.frameworks.schedule_table": [("runs", lambda: frameworks.schedule_table())],
+    "demos.frameworks.tables.schedule_table": [("runs", lambda: frameworks.schedule_table())],
     "timing.time_effective_batch": [
         ("repeats", lambda: timing.time_effective_batch(
             plain(), sgd(plain()), F.cross_entropy, X, Y, [1, 2], repeats=0)),
@@ -553,7 +575,7 @@ BAD = {
         ("model", lambda: precision.float32_gradients("model").__enter__())
     ],
     "precision.accumulation_dtype_errors": [
-        ("steps", lambda: precision.accumulation_dtype_errors(plain(), F.cross_entropy, X, Y, [])),
+        ("ns", lambda: precision.accumulation_dtype_errors(plain(), F.cross_entropy, X, Y, [])),
         ("dtype", lambda: precision.accumulation_dtype_errors(
             plain(), F.cross_entropy, X, Y, [2], dtype=torch.float64)),
     ],
@@ -562,20 +584,20 @@ BAD = {
             plain(), F.cross_entropy, pairs(), 2, init_scale=-1.0)),
         ("micro_batches", lambda: precision.compute_skipped_steps(plain(), F.cross_entropy, [], 2)),
     ],
-    "memory.measure_phase_peaks": [
+    "memory.phases.measure_phase_peaks": [
         ("accumulation_steps", lambda: memory.measure_phase_peaks(
             plain(), sgd(plain()), F.cross_entropy, X, Y, 0)),
         ("optimizer", lambda: memory.measure_phase_peaks(plain(), "sgd", F.cross_entropy, X, Y)),
     ],
-    "memory.estimate_temporaries": [
+    "memory.analytic.estimate_temporaries": [
         ("accumulation_steps", lambda: memory.estimate_temporaries(plain(), sgd(plain()), True)),
         ("optimizer", lambda: memory.estimate_temporaries(plain(), None, 2)),
     ],
-    "memory.floor_for": [
+    "memory.analytic.floor_for": [
         ("parameters", lambda: memory.floor_for(0)),
         ("recipe", lambda: memory.floor_for(10, "bfloat16, Lion")),
     ],
-    "memory.transformer_activation_bytes": [
+    "memory.analytic.transformer_activation_bytes": [
         ("tokens", lambda: memory.transformer_activation_bytes(0, 8, 2)),
         ("layers", lambda: memory.transformer_activation_bytes(4, 8, 1.5)),
     ],
@@ -594,52 +616,52 @@ BAD = {
         ("micro_batches", lambda: pipeline.gpipe_schedule(4, 2.5)),
     ],
     "demos.pipeline.bubble_fraction": [("micro_batches", lambda: pipeline.bubble_fraction(4, 0))],
-    "demos.distributed.accumulation_steps_for": [
+    "demos.distributed.arithmetic.accumulation_steps_for": [
         ("effective_batch", lambda: distributed.accumulation_steps_for(1000, 8, 16)),
         ("world_size", lambda: distributed.accumulation_steps_for(512, 0, 16)),
     ],
-    "demos.distributed.sampler_shares": [
+    "demos.distributed.arithmetic.sampler_shares": [
         ("dataset_size", lambda: distributed.sampler_shares(0, 2)),
         ("world_size", lambda: distributed.sampler_shares(10, True)),
     ],
     **{
-        f"demos.distributed.{name}": [("weight", lambda name=name: getattr(distributed, name)(
+        home(distributed, name): [("weight", lambda name=name: getattr(distributed, name)(
             plain(), X, Y, -1.0, True))]
         for name in ["no_sync_step", "backward_only_no_sync_step", "always_sync_step", "flag_step"]
     },
-    "demos.distributed.time_sync_modes": [
+    "demos.distributed.workers.time_sync_modes": [
         ("modes", lambda: distributed.time_sync_modes(0, modes=("sometimes",))),
         ("repeats", lambda: distributed.time_sync_modes(0, repeats=0)),
     ],
-    "demos.distributed.fsdp_collectives": [
+    "demos.distributed.workers.fsdp_collectives": [
         ("accumulation_steps", lambda: distributed.fsdp_collectives(0)),
     ],
-    "demos.distributed.batchnorm_gradients": [
+    "demos.distributed.workers.batchnorm_gradients": [
         ("rank", lambda: distributed.batchnorm_gradients(distributed.DDPConfig(), 5)),
     ],
-    "demos.distributed.unequal_micro_batches": [
+    "demos.distributed.workers.unequal_micro_batches": [
         ("timeout_s", lambda: distributed.unequal_micro_batches(0, timeout_s=0)),
     ],
-    "demos.distributed.run_experiments": [
+    "demos.distributed.workers.run_experiments": [
         ("config", lambda: distributed.run_experiments({}, 0)),
     ],
-    "demos.pitfalls.update_difference": [
-        ("scale", lambda: pitfalls.update_difference(
+    "demos.loss_scale.update_difference": [
+        ("scale", lambda: loss_scale.update_difference(
             sgd, plain(), F.cross_entropy, pairs(), 2, scale=-4.0)),
-        ("make_optimizer", lambda: pitfalls.update_difference(
+        ("make_optimizer", lambda: loss_scale.update_difference(
             None, plain(), F.cross_entropy, pairs(), 2, 4.0)),
     ],
-    "demos.pitfalls.compute_loss_scale_effects": [
-        ("clip_factor", lambda: pitfalls.compute_loss_scale_effects(clip_factor=0)),
-        ("accumulation_steps", lambda: pitfalls.compute_loss_scale_effects(0)),
+    "demos.loss_scale.compute_loss_scale_effects": [
+        ("clip_factor", lambda: loss_scale.compute_loss_scale_effects(clip_factor=0)),
+        ("accumulation_steps", lambda: loss_scale.compute_loss_scale_effects(0)),
     ],
-    "demos.pitfalls.make_two_rule_sequences": [
-        ("lengths", lambda: pitfalls.make_two_rule_sequences(lengths=(5, 2))),
-        ("vocab", lambda: pitfalls.make_two_rule_sequences(vocab=2)),
+    "demos.token_pitfalls.make_two_rule_sequences": [
+        ("lengths", lambda: token_pitfalls.make_two_rule_sequences(lengths=(5, 2))),
+        ("vocab", lambda: token_pitfalls.make_two_rule_sequences(vocab=2)),
     ],
-    "demos.pitfalls.train_two_rule_model": [
-        ("normalize", lambda: pitfalls.train_two_rule_model("samples", True)),
-        ("steps", lambda: pitfalls.train_two_rule_model("tokens", True, steps=0)),
+    "demos.token_pitfalls.train_two_rule_model": [
+        ("normalize", lambda: token_pitfalls.train_two_rule_model("samples", True)),
+        ("steps", lambda: token_pitfalls.train_two_rule_model("tokens", True, steps=0)),
     ],
     "demos.batchnorm.set_batchnorm_momentum": [
         ("momentum", lambda: batchnorm.set_batchnorm_momentum(bn_model(), 1.5)),
@@ -683,15 +705,15 @@ def test_bad_input_raises_a_value_error_naming_the_argument(name):
 
 NOT_CALLED = {  # name -> why no test calls it here (where else it is exercised)
     "device.make_repeatable": "it changes the seeds and the threads: its name says so",
-    "demos.distributed.counting_allreduce_hook": "needs a process group (test_distributed)",
-    "demos.distributed.micro_batch_step": "needs a DDP model (test_distributed)",
-    "demos.distributed.train_ddp": "needs a process group (test_distributed)",
-    "demos.distributed.global_token_count": "needs a process group (test_distributed)",
-    "demos.distributed.token_gradients": "needs a process group (test_distributed)",
-    "demos.distributed.run_ddp": "starts processes (test_distributed, marker distributed)",
+    "demos.distributed.workers.counting_allreduce_hook": "needs a process group (test_distributed)",
+    "demos.distributed.workers.micro_batch_step": "needs a DDP model (test_distributed)",
+    "demos.distributed.workers.train_ddp": "needs a process group (test_distributed)",
+    "demos.distributed.workers.global_token_count": "needs a process group (test_distributed)",
+    "demos.distributed.workers.token_gradients": "needs a process group (test_distributed)",
+    "demos.distributed.launch.run_ddp": "starts processes (test_distributed, marker distributed)",
     "quiz.selfcheck.run_text_quiz": "reads answers from input() (test_selfcheck)",
     **{
-        f"demos.frameworks.{name}": "trains for seconds, most with a framework (test_frameworks)"
+        home(frameworks, name): "trains for seconds, most with a framework (test_frameworks)"
         for name in [
             "train_full_batch",
             "train_course",
@@ -708,13 +730,13 @@ NOT_CALLED = {  # name -> why no test calls it here (where else it is exercised)
         ]
     },
     "demos.training.train_run": "trains for seconds (test_training)",
-    "demos.distributed.time_sync_modes": "needs a process group (test_distributed)",
-    "demos.distributed.fsdp_collectives": "needs a process group (test_distributed)",
-    "demos.distributed.batchnorm_gradients": "needs a process group (test_distributed)",
-    "demos.distributed.unequal_micro_batches": "needs a process group (test_distributed)",
-    "demos.distributed.run_experiments": "needs a process group (test_distributed)",
-    "demos.pitfalls.compute_loss_scale_effects": "trains 8 copies for seconds (test_pitfalls)",
-    "demos.pitfalls.train_two_rule_model": "trains for seconds (test_pitfalls)",
+    "demos.distributed.workers.time_sync_modes": "needs a process group (test_distributed)",
+    "demos.distributed.workers.fsdp_collectives": "needs a process group (test_distributed)",
+    "demos.distributed.workers.batchnorm_gradients": "needs a process group (test_distributed)",
+    "demos.distributed.workers.unequal_micro_batches": "needs a process group (test_distributed)",
+    "demos.distributed.workers.run_experiments": "needs a process group (test_distributed)",
+    "demos.loss_scale.compute_loss_scale_effects": "trains 8 copies for seconds (test_pitfalls)",
+    "demos.token_pitfalls.train_two_rule_model": "trains for seconds (test_pitfalls)",
 }
 
 BN = bn_model()  # every call below that takes a model gets this one, in train mode
@@ -738,6 +760,9 @@ CALLS = {
     "accumulate.token_loss": lambda: accumulate.token_loss(torch.zeros(2, 3, 4), Y[:6].view(2, 3)),
     "accumulate.train_accumulated": lambda: accumulate.train_accumulated(
         plain(), sgd(plain()), F.cross_entropy, pairs(), 2, max_grad_norm=1.0),
+    "accumulate.forward_loss": lambda: accumulate.forward_loss(
+        plain(), F.cross_entropy, X, Y, torch.bfloat16),
+    "accumulate.check_autocast_dtype": lambda: accumulate.check_autocast_dtype(torch.float16),
     "accumulate.windows": lambda: list(accumulate.windows(range(5), 2)),
     "accumulate.merge_windows": lambda: accumulate.merge_windows(pairs(), 2),
     "accumulate.check_batch": lambda: accumulate.check_batch(X, Y),
@@ -775,16 +800,18 @@ CALLS = {
         X, Y, (2,), width=8, depth=1),
     "demos.checkpointing.levers_table": lambda: checkpointing.levers_table(
         [checkpointing.LeverRow(True, 2, 10, 5, 2.0)]),
-    "demos.distributed.effective_batch": lambda: distributed.effective_batch(2, 4, 2),
-    "demos.distributed.make_model": lambda: distributed.make_model(distributed.DDPConfig()),
-    "demos.distributed.make_data": lambda: distributed.make_data(distributed.DDPConfig()),
-    "demos.distributed.rank_micro_batches": lambda: distributed.rank_micro_batches(
-        *distributed.make_data(distributed.DDPConfig()), 0, 1, distributed.DDPConfig()),
-    "demos.distributed.train_full_batch": lambda: distributed.train_full_batch(
-        distributed.DDPConfig(windows=1)),
-    "demos.distributed.token_mean_gradients": lambda: distributed.token_mean_gradients(
+    "demos.distributed.arithmetic.effective_batch": lambda: distributed.effective_batch(2, 4, 2),
+    "demos.distributed.arithmetic.make_model": lambda: distributed.make_model(
         distributed.DDPConfig()),
-    "demos.distributed.make_token_data": lambda: distributed.make_token_data(
+    "demos.distributed.arithmetic.make_data": lambda: distributed.make_data(
+        distributed.DDPConfig()),
+    "demos.distributed.arithmetic.rank_micro_batches": lambda: distributed.rank_micro_batches(
+        *distributed.make_data(distributed.DDPConfig()), 0, 1, distributed.DDPConfig()),
+    "demos.distributed.arithmetic.train_full_batch": lambda: distributed.train_full_batch(
+        distributed.DDPConfig(windows=1)),
+    "demos.distributed.arithmetic.token_mean_gradients": lambda: distributed.token_mean_gradients(
+        distributed.DDPConfig()),
+    "demos.distributed.arithmetic.make_token_data": lambda: distributed.make_token_data(
         distributed.DDPConfig(), 1),
     "demos.dropout.with_masks": lambda: dropout.with_masks(
         X, within(device.seeded(0), lambda: dropout.DropoutMLP(4, 3)), 0),
@@ -826,10 +853,10 @@ CALLS = {
     "demos.pitfalls.uneven_errors": lambda: pitfalls.uneven_errors([6, 2]),
     "demos.pitfalls.compute_uneven_curves": lambda: pitfalls.compute_uneven_curves(
         (2,), (0.0,), 0.5, 2, 8),
-    "demos.pitfalls.compute_token_errors": lambda: pitfalls.compute_token_errors(
+    "demos.token_pitfalls.compute_token_errors": lambda: token_pitfalls.compute_token_errors(
         0.5, 2, samples=4, mean_length=3),
-    "demos.pitfalls.token_errors_for_lengths": lambda: pitfalls.token_errors_for_lengths(
-        torch.tensor([1, 3]), 2),
+    "demos.token_pitfalls.token_errors_for_lengths": lambda: (
+        token_pitfalls.token_errors_for_lengths(torch.tensor([1, 3]), 2)),
     "demos.sharding.sharded_bytes": lambda: sharding.sharded_bytes(10, 2, 1),
     "demos.sharding.sharding_table": lambda: sharding.sharding_table(10, 2),
     "demos.training.split_digits": lambda: training.split_digits(64),
@@ -868,19 +895,20 @@ CALLS = {
         timing.time_effective_batch(BN, sgd(BN), F.cross_entropy, X, Y, [1, 2], 1)),
     "figures.plots.plot_curves": lambda: plots.plot_curves(
         [training.Curves("a", [1.0], [1.0], [0.1], [1], [1.0], [1.0], {"w": X})]),
-    "memory.measure_training_memory": lambda: memory.measure_training_memory(
+    "memory.measured.measure_training_memory": lambda: memory.measure_training_memory(
         BN, sgd(BN), F.cross_entropy, X, Y, 2),
-    "memory.activation_bytes_per_sample": lambda: memory.activation_bytes_per_sample(
+    "memory.measured.activation_bytes_per_sample": lambda: memory.activation_bytes_per_sample(
         BN, F.cross_entropy, X[:2], Y[:2]),
-    "memory.estimate_training_memory": lambda: memory.estimate_training_memory(
+    "memory.analytic.estimate_training_memory": lambda: memory.estimate_training_memory(
         BN, sgd(BN), 4, 8.0),
-    "memory.optimizer_state_multiplier": lambda: memory.optimizer_state_multiplier(sgd(BN)),
-    "memory.optimizer_state_bytes": lambda: memory.optimizer_state_bytes(sgd(BN)),
-    "memory.repeat_samples": lambda: memory.repeat_samples(X, 10),
-    "memory.format_bytes": lambda: memory.format_bytes(3584),
-    "memory.memory_by_micro_batch": lambda: memory.memory_by_micro_batch(
+    "memory.analytic.optimizer_state_multiplier": lambda: memory.optimizer_state_multiplier(
+        sgd(BN)),
+    "memory.measured.optimizer_state_bytes": lambda: memory.optimizer_state_bytes(sgd(BN)),
+    "memory.measured.repeat_samples": lambda: memory.repeat_samples(X, 10),
+    "memory.measured.format_bytes": lambda: memory.format_bytes(3584),
+    "memory.analytic.memory_by_micro_batch": lambda: memory.memory_by_micro_batch(
         BN, sgd(BN), F.cross_entropy, X, Y, [2, 8]),
-    "memory.memory_by_accumulation_steps": lambda: memory.memory_by_accumulation_steps(
+    "memory.measured.memory_by_accumulation_steps": lambda: memory.memory_by_accumulation_steps(
         BN, sgd(BN), F.cross_entropy, X, Y, [1, 2]),
     "planner.plan_accumulation": lambda: planner.plan_accumulation(  # measures 1 sample: no BN
         plain(), sgd(plain()), F.cross_entropy, X, Y, 8, 10**6),
@@ -914,17 +942,18 @@ CALLS = {
     "quiz.selfcheck.quiz_html": lambda: selfcheck.quiz_html([Q, P]),
     "quiz.selfcheck.widgets_can_render": selfcheck.widgets_can_render,
     "quiz.selfcheck.self_check": lambda: selfcheck.self_check([Q]),
-    "demos.frameworks.zen_of_python": frameworks.zen_of_python,
-    "demos.frameworks.make_vocabulary": lambda: frameworks.make_vocabulary("hello"),
-    "demos.frameworks.encode": lambda: frameworks.encode("hole", " ehlo"),
-    "demos.frameworks.make_chunks": lambda: frameworks.make_chunks("abcdefgh", " abcdefgh", 2, 3),
-    "demos.frameworks.make_padded_lines": lambda: frameworks.make_padded_lines(
+    "demos.frameworks.tiny_lm.zen_of_python": frameworks.zen_of_python,
+    "demos.frameworks.tiny_lm.make_vocabulary": lambda: frameworks.make_vocabulary("hello"),
+    "demos.frameworks.tiny_lm.encode": lambda: frameworks.encode("hole", " ehlo"),
+    "demos.frameworks.tiny_lm.make_chunks": lambda: frameworks.make_chunks(
+        "abcdefgh", " abcdefgh", 2, 3),
+    "demos.frameworks.tiny_lm.make_padded_lines": lambda: frameworks.make_padded_lines(
         "ab\nabcd", " abcd", 2),
-    "demos.frameworks.tiny_causal_lm": lambda: frameworks.tiny_causal_lm(9),
-    "demos.frameworks.describe": lambda: frameworks.describe(frameworks.tiny_causal_lm(9)),
-    "demos.frameworks.next_token_targets": lambda: frameworks.next_token_targets(
+    "demos.frameworks.tiny_lm.tiny_causal_lm": lambda: frameworks.tiny_causal_lm(9),
+    "demos.frameworks.tiny_lm.describe": lambda: frameworks.describe(frameworks.tiny_causal_lm(9)),
+    "demos.frameworks.tiny_lm.next_token_targets": lambda: frameworks.next_token_targets(
         torch.tensor([[1, 2, 3]])),
-    "demos.frameworks.causal_loss": lambda: frameworks.causal_loss(
+    "demos.frameworks.tiny_lm.causal_loss": lambda: frameworks.causal_loss(
         frameworks.tiny_causal_lm(9)(torch.tensor([[1, 2, 3]])), torch.tensor([[2, 3, -100]])),
     "timing.time_effective_batch": lambda: timing.time_effective_batch(
         BN, sgd(BN), F.cross_entropy, X, Y, [1, 2], 1),
@@ -935,30 +964,32 @@ CALLS = {
         BN, F.cross_entropy, X, Y, [1, 2]),
     "precision.compute_skipped_steps": lambda: precision.compute_skipped_steps(
         plain(), F.cross_entropy, pairs(), 2, 2.0**20, 2),
-    "memory.measure_phase_peaks": lambda: memory.measure_phase_peaks(
+    "memory.phases.measure_phase_peaks": lambda: memory.measure_phase_peaks(
         BN, sgd(BN), F.cross_entropy, X, Y, 2),
-    "memory.estimate_temporaries": lambda: memory.estimate_temporaries(BN, sgd(BN), 2),
-    "memory.floor_for": lambda: memory.floor_for(np.int64(10**6)),
-    "memory.transformer_activation_bytes": lambda: memory.transformer_activation_bytes(4, 8, 2),
+    "memory.analytic.estimate_temporaries": lambda: memory.estimate_temporaries(BN, sgd(BN), 2),
+    "memory.analytic.floor_for": lambda: memory.floor_for(np.int64(10**6)),
+    "memory.analytic.transformer_activation_bytes": lambda: memory.transformer_activation_bytes(
+        4, 8, 2),
     "demos.sharding.collectives_per_window": lambda: sharding.collectives_per_window(
         "FULL_SHARD", 4, False),
     "demos.sharding.communication_volumes": lambda: sharding.communication_volumes("DDP", 4, True),
     "demos.sharding.communication_table": lambda: sharding.communication_table(4),
     "demos.pipeline.gpipe_schedule": lambda: pipeline.gpipe_schedule(3, 4),
     "demos.pipeline.bubble_fraction": lambda: pipeline.bubble_fraction(3, 4),
-    "demos.distributed.accumulation_steps_for": lambda: distributed.accumulation_steps_for(
-        512, 4, 16),
-    "demos.distributed.sampler_shares": lambda: distributed.sampler_shares(10, 4),
+    "demos.distributed.arithmetic.accumulation_steps_for": lambda: (
+        distributed.accumulation_steps_for(512, 4, 16)),
+    "demos.distributed.arithmetic.sampler_shares": lambda: distributed.sampler_shares(10, 4),
     **{
-        f"demos.distributed.{name}": lambda name=name: getattr(distributed, name)(
+        home(distributed, name): lambda name=name: getattr(distributed, name)(
             plain(), X, Y, 0.5, True)  # outside DDP, the last micro-batch is a plain step
         for name in ["no_sync_step", "backward_only_no_sync_step", "always_sync_step", "flag_step"]
     },
-    "demos.distributed.counting_collectives": lambda: within(
+    "demos.distributed.workers.counting_collectives": lambda: within(
         distributed.counting_collectives(), lambda: None),
-    "demos.pitfalls.update_difference": lambda: pitfalls.update_difference(
+    "demos.loss_scale.update_difference": lambda: loss_scale.update_difference(
         lambda p: torch.optim.SGD(p, lr=0.1), plain(), F.cross_entropy, pairs(), 2, 4.0),
-    "demos.pitfalls.make_two_rule_sequences": lambda: pitfalls.make_two_rule_sequences(4, 2),
+    "demos.token_pitfalls.make_two_rule_sequences": lambda: token_pitfalls.make_two_rule_sequences(
+        4, 2),
     "demos.batchnorm.set_batchnorm_momentum": lambda: batchnorm.set_batchnorm_momentum(
         within(device.seeded(0), bn_model), 0.05),
     "demos.batchnorm.single_sample_facts": lambda: batchnorm.single_sample_facts(),

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tools.repository import Repository, course_repository, launch_links, update_readme
+from tools.course_config import Repository, course_repository
+from tools.repository import launch_links, update_readme
 from tools.setup_cell import SETUP_CELL
 from tools.site import lesson_paths
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
-from tools.repository import course_repository
+from tools.course_config import course_repository
 from tools.site import lesson_paths
 from tools.system_tools import CHROMIUM, CHROMIUM_ARGS
 

@@ -8,7 +8,7 @@ from torch import nn
 
 from gradacc_lessons.accumulate import accumulated_gradients, count_tokens, split_batch, token_loss
 from gradacc_lessons.data import make_lengths, make_sequences
-from gradacc_lessons.demos.pitfalls import compute_token_errors, token_errors_for_lengths
+from gradacc_lessons.demos.token_pitfalls import compute_token_errors, token_errors_for_lengths
 from gradacc_lessons.models import TinySequenceModel
 
 VOCAB, B, T = 11, 12, 9

@@ -88,7 +88,7 @@ def test_float32_accumulated_run_stays_on_the_large_batch_run():
     runs = {name: train_run(name, config) for name in RUNS}
     same = run_difference(runs["large batch"], runs["accumulated"])
     other = run_difference(runs["large batch"], runs["small batch"])
-    # float32 parameters after 200 Adam steps agree to <= 4.7e-7 relative (measured-facts.md);
+    # float32 parameters after 200 Adam steps agree to <= 4.7e-7 relative (docs/measurements.md);
     # 1e-4 leaves room for rounding and fails any wrong update (differences of order 1).
     assert same.parameters <= 1e-4, same
     assert same.train_loss <= 1e-4 and same.test_loss <= 1e-4, same

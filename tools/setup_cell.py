@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 
-from tools.repository import course_repository
+from tools.course_config import course_repository
 
 COURSE_URL = course_repository().install_url  # what Colab installs: pyproject's [tool.gradacc]
 URL_VARIABLE = "GRADACC_INSTALL_URL"  # set it to install from elsewhere (a fork, a checkout)

@@ -21,8 +21,8 @@ from pathlib import Path
 import nbformat
 
 from gradacc_lessons.display import WIDGET_VIEW
+from tools.course_config import Repository, course_repository
 from tools.notebooks import execute_notebook
-from tools.repository import Repository, course_repository
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"

@@ -4,29 +4,27 @@ Each loop of `gradacc_lessons.demos.loops` runs with a `StepRecorder` in place o
 optimizer: the recorder keeps the gradient (and learning rate) every step() sees
 and leaves the parameters alone, so each window can be compared with one batch
 of the same samples, computed independently by `full_batch_gradients`.
+
+The token pitfalls (a token mean divided by N) are in `gradacc_lessons.demos.token_pitfalls`,
+what a loss N times too large does to SGD and AdamW in `gradacc_lessons.demos.loss_scale`.
 """
 
 from __future__ import annotations
 
-import copy
 import warnings
 from dataclasses import dataclass, field
 
 import torch
 
 from gradacc_lessons.accumulate import (
-    IGNORE_INDEX,
     accumulated_gradients,
-    count_tokens,
     full_batch_gradients,
     merge_windows,
     split_batch,
-    token_loss,
-    train_accumulated,
 )
-from gradacc_lessons.checks import as_choice, as_count, as_counts, as_fraction, as_positive
-from gradacc_lessons.compare import compare_tensors, parameters_of, relative_error
-from gradacc_lessons.data import make_classification, make_lengths, make_sequences
+from gradacc_lessons.checks import as_count, as_counts, as_fraction, as_positive
+from gradacc_lessons.compare import relative_error
+from gradacc_lessons.data import make_classification
 from gradacc_lessons.demos.loops import (
     clip_once_loop,
     clip_per_micro_batch_loop,
@@ -39,7 +37,7 @@ from gradacc_lessons.demos.loops import (
     weight_by_samples_loop,
 )
 from gradacc_lessons.device import seeded
-from gradacc_lessons.models import MLP, TinySequenceModel
+from gradacc_lessons.models import MLP
 
 
 class StepRecorder(torch.optim.Optimizer):
@@ -141,14 +139,15 @@ def window_errors(recorder: StepRecorder, references: list[dict]) -> list[float]
     return [relative_error(ref, got) for ref, got in zip(references, recorder.gradients)]
 
 
-def _gradient_damage(name, model, loss_fn, micro_batches, steps, broken, fixed, **extras):
+def _gradient_damage(
+    name, model, loss_fn, micro_batches, accumulation_steps, broken, fixed, **extras
+):
     """Worst window error of the broken and the fixed loop against one batch per window."""
-    references = [
-        full_batch_gradients(model, loss_fn, x, y) for x, y in merge_windows(micro_batches, steps)
-    ]
+    windows = merge_windows(micro_batches, accumulation_steps)
+    references = [full_batch_gradients(model, loss_fn, x, y) for x, y in windows]
     errors = {}
     for label, loop in (("broken", broken), ("fixed", fixed)):
-        recorder = record(loop, model, loss_fn, micro_batches, steps, **extras)
+        recorder = record(loop, model, loss_fn, micro_batches, accumulation_steps, **extras)
         errors[label] = window_errors(recorder, references)
     return Damage(name, max(errors["broken"]), max(errors["fixed"]), {"per_window": errors})
 
@@ -279,7 +278,7 @@ def compute_schedules(
     loss_fn = torch.nn.functional.cross_entropy
     micro_batches = split_batch(x, y, sizes=[size] * (windows * accumulation_steps))
     lrs = {}
-    for label, loop, data, steps in (
+    for label, loop, data, n in (
         ("full", scheduler_per_step_loop, merge_windows(micro_batches, accumulation_steps), 1),
         ("broken", scheduler_per_micro_batch_loop, micro_batches, accumulation_steps),
         ("fixed", scheduler_per_step_loop, micro_batches, accumulation_steps),
@@ -288,7 +287,7 @@ def compute_schedules(
         scheduler = torch.optim.lr_scheduler.LambdaLR(recorder, warmup(warmup_steps))
         with warnings.catch_warnings():  # the broken loop steps the scheduler before the optimizer
             warnings.simplefilter("ignore", UserWarning)
-            loop(model, recorder, loss_fn, data, steps, scheduler=scheduler)
+            loop(model, recorder, loss_fn, data, n, scheduler=scheduler)
         lrs[label] = recorder.lrs
     model.zero_grad(set_to_none=True)
     lrs["samples_seen"] = [(k + 1) * accumulation_steps * size for k in range(windows)]
@@ -390,240 +389,3 @@ def compute_uneven_curves(
             **{k: [e[k] for e in by_spread] for k in ("naive", "samples")},
         },
     }
-
-
-def compute_token_errors(
-    spread: float,
-    accumulation_steps: int = 4,
-    samples: int = 32,
-    mean_length: int = 12,
-    sort: bool = False,
-    seed: int = 0,
-) -> dict:
-    """L2 relative gradient errors of the buggy and the fixed token normalisation (float64).
-
-    Lengths spread over mean_length * (1 ± spread); see `token_errors_for_lengths`.
-
-    >>> errors = compute_token_errors(spread=0.0)
-    >>> errors["buggy"] < 1e-12 and errors["fixed"] < 1e-12
-    True
-    """
-    as_fraction("spread", spread)
-    as_count("accumulation_steps", accumulation_steps)
-    as_count("samples", samples)
-    as_count("mean_length", mean_length)
-    lengths = make_lengths(samples, mean_length, spread, seed=seed, sort=sort)
-    return token_errors_for_lengths(lengths, accumulation_steps, seed=seed)
-
-
-def token_errors_for_lengths(lengths: torch.Tensor, accumulation_steps: int, seed: int = 0) -> dict:
-    """Gradient errors on sequences of these lengths, split in order into `accumulation_steps`.
-
-    "buggy": each micro-batch's token mean divided by the number of micro-batches
-    (the 2024 Transformers bug); "fixed": normalize="tokens". Both are compared
-    with the full batch's token mean: "buggy" and "fixed" are L2 relative errors,
-    "max_abs_fixed" the fixed one's largest absolute difference.
-
-    >>> errors = token_errors_for_lengths(torch.tensor([1, 1, 8, 8]), accumulation_steps=2)
-    >>> errors["tokens_per_micro_batch"], errors["buggy"] > 0.1, errors["fixed"] < 1e-12
-    ([2, 16], True, True)
-    """
-    as_count("accumulation_steps", accumulation_steps)
-    inputs, targets = make_sequences(lengths, seed=seed)
-    with seeded(seed):
-        model = TinySequenceModel().double()
-    full = full_batch_gradients(model, token_loss, inputs, targets)
-    buggy = accumulated_gradients(
-        model, token_loss, inputs, targets, accumulation_steps, normalize="naive"
-    )
-    fixed = accumulated_gradients(
-        model, token_loss, inputs, targets, accumulation_steps, normalize="tokens"
-    )
-    return {
-        "buggy": relative_error(full, buggy),
-        "fixed": relative_error(full, fixed),
-        "max_abs_fixed": compare_tensors(full, fixed).max_abs,
-        "tokens_per_micro_batch": [
-            count_tokens(y) for _, y in split_batch(inputs, targets, accumulation_steps)
-        ],
-    }
-
-
-def update_difference(
-    make_optimizer,
-    model: torch.nn.Module,
-    loss_fn,
-    micro_batches: list,
-    accumulation_steps: int,
-    scale: float,
-    epochs: int = 1,
-    max_grad_norm: float | None = None,
-) -> float:
-    """How much multiplying the loss by `scale` changes what training does (relative error).
-
-    Two copies of `model` train `epochs` passes over `micro_batches` with
-    `train_accumulated` and an optimizer from `make_optimizer(parameters)`: one on the
-    loss, one on the loss times `scale` (scale=N: each micro-batch's loss was not divided
-    by N). Returns the relative error between their parameter changes.
-
-    >>> model = torch.nn.Linear(3, 2)
-    >>> mbs = [(torch.randn(4, 3), torch.randint(2, (4,)))] * 2
-    >>> sgd = lambda parameters: torch.optim.SGD(parameters, lr=0.1)
-    >>> round(update_difference(sgd, model, torch.nn.functional.cross_entropy, mbs, 2, 4.0), 4)
-    3.0
-    """
-    scale = as_positive("scale", scale, "N for a loss not divided by N")
-    epochs = as_count("epochs", epochs)
-    if not callable(make_optimizer):
-        raise ValueError(
-            f"make_optimizer must make an optimizer from parameters, got {make_optimizer!r}"
-        )
-    start = parameters_of(model)
-    changes = []
-    for factor in (1.0, scale):
-        trained = copy.deepcopy(model)
-        optimizer = make_optimizer(trained.parameters())
-
-        def scaled_loss(outputs, targets, factor=factor):
-            return loss_fn(outputs, targets) * factor
-
-        for _ in range(epochs):
-            train_accumulated(trained, optimizer, scaled_loss, micro_batches, accumulation_steps,
-                              max_grad_norm=max_grad_norm)  # fmt: skip
-        changes.append({name: p - start[name] for name, p in parameters_of(trained).items()})
-    return relative_error(changes[0], changes[1])
-
-
-OPTIMIZERS = {  # name: how to make it, the settings of lessons 1 and 5
-    "SGD": lambda parameters: torch.optim.SGD(parameters, lr=0.1),
-    "AdamW": lambda parameters: torch.optim.AdamW(parameters, lr=1e-3, weight_decay=0.01),
-}
-
-
-def compute_loss_scale_effects(
-    accumulation_steps: int = 4, epochs: int = 30, clip_factor: float = 2.0, seed: int = 0
-) -> dict[str, float]:
-    """What forgetting `/N` does to SGD and to AdamW, without and with gradient clipping.
-
-    Each optimizer trains a small classifier (float64) for `epochs` windows of N
-    micro-batches, with the right loss and with each loss N times too large; clipping
-    uses max_norm = `clip_factor` x the first window's gradient norm. Returns the
-    relative difference of the parameter changes (see `update_difference`).
-
-    >>> effects = compute_loss_scale_effects(epochs=1)
-    >>> round(effects["SGD"], 6), effects["AdamW"] < 1e-3
-    (3.0, True)
-    """
-    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
-    clip_factor = as_positive("clip_factor", clip_factor, "max_norm over the first gradient's norm")
-    model, x, y = classification_problem(16 * accumulation_steps, seed)
-    loss_fn = torch.nn.functional.cross_entropy
-    micro_batches = split_batch(x, y, accumulation_steps)
-    gradient = full_batch_gradients(model, loss_fn, x, y)
-    max_norm = clip_factor * sum(float((g**2).sum()) for g in gradient.values()) ** 0.5
-    effects = {}
-    for name, make_optimizer in OPTIMIZERS.items():
-        for label, clip in ((name, None), (f"{name}, clipped", max_norm)):
-            effects[label] = update_difference(
-                make_optimizer, model, loss_fn, micro_batches, accumulation_steps,
-                scale=float(accumulation_steps), epochs=epochs, max_grad_norm=clip,
-            )  # fmt: skip
-    return effects
-
-
-def make_two_rule_sequences(
-    short: int = 48,
-    long: int = 16,
-    vocab: int = 8,
-    lengths: tuple[int, int] = (2, 22),
-    seed: int = 0,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """`short` short and `long` long sequences, shuffled, whose targets follow two rules.
-
-    In a short sequence the target of a token is the token itself; in a long one, the
-    next token value (token mod (vocab - 1) + 1). A model that sees only the current
-    token must compromise between the two rules, weighting them by their tokens: like a
-    fine-tuning set of many short answers and a few long documents. Token 0 pads.
-
-    >>> x, y = make_two_rule_sequences(short=1, long=1, lengths=(1, 3))
-    >>> (y != -100).sum(dim=1).sort().values.tolist()
-    [1, 3]
-    """
-    short, long = as_count("short", short), as_count("long", long)
-    vocab = as_count("vocab", vocab, minimum=3, fix="token 0 pads, two rules need two more")
-    lengths = as_counts("lengths", lengths)
-    if len(lengths) != 2 or lengths[0] >= lengths[1]:
-        raise ValueError(f"lengths must be (short, long) with short < long, got {lengths!r}")
-    generator = torch.Generator().manual_seed(as_count("seed", seed, minimum=0))
-    sizes = torch.tensor([lengths[0]] * short + [lengths[1]] * long)
-    sizes = sizes[torch.randperm(len(sizes), generator=generator)]
-    tokens = torch.randint(1, vocab, (len(sizes), lengths[1]), generator=generator)
-    real = torch.arange(lengths[1]) < sizes[:, None]
-    rule = torch.where(sizes[:, None] == lengths[0], tokens, tokens % (vocab - 1) + 1)
-    inputs = torch.where(real, tokens, torch.zeros_like(tokens))
-    return inputs, torch.where(real, rule, torch.full_like(tokens, IGNORE_INDEX))
-
-
-def train_two_rule_model(
-    normalize: str,
-    group_by_length: bool,
-    accumulation_steps: int = 4,
-    steps: int = 150,
-    short: int = 48,
-    long: int = 16,
-    lengths: tuple[int, int] = (2, 22),
-    vocab: int = 8,
-    seed: int = 0,
-) -> dict[str, float]:
-    """Train a one-token model (a table of logits) on `make_two_rule_sequences` to the end.
-
-    Each step is one window over the same `short` + `long` sequences in `accumulation_steps`
-    micro-batches, normalised as `normalize` says ("tokens" or "naive", the bug),
-    with the sequences in random order or grouped by length (as a length-grouping
-    sampler does). Returns the weight the step gave to short-sequence tokens, and the
-    test loss and accuracy (token means) on fresh sequences of the same mix.
-
-    >>> result = train_two_rule_model("tokens", group_by_length=True, steps=2)
-    >>> round(result["weight of short-sequence tokens"], 3)  # 48 x 2 of 448 tokens
-    0.214
-    """
-    normalize = as_choice("normalize", normalize, ("tokens", "naive"))
-    steps = as_count("steps", steps)
-    x, y = make_two_rule_sequences(short, long, vocab, lengths, seed)
-    if group_by_length:
-        order = (y != IGNORE_INDEX).sum(dim=1).argsort(stable=True)
-        x, y = x[order], y[order]
-    with seeded(seed):
-        model = torch.nn.Embedding(vocab, vocab)  # logits for the next target, from one token
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
-    for _ in range(steps):
-        gradients = accumulated_gradients(
-            model, token_loss, x, y, accumulation_steps, normalize=normalize
-        )
-        model.weight.grad = gradients["weight"]
-        optimizer.step()
-    test_x, test_y = make_two_rule_sequences(10 * short, 10 * long, vocab, lengths, seed + 1)
-    with torch.no_grad():
-        logits = model(test_x)
-    real = test_y != IGNORE_INDEX
-    return {
-        "weight of short-sequence tokens": _short_token_weight(y, accumulation_steps, normalize),
-        "test loss": token_loss(logits, test_y).item(),
-        "test accuracy": (logits.argmax(-1)[real] == test_y[real]).double().mean().item(),
-    }
-
-
-def _short_token_weight(targets: torch.Tensor, accumulation_steps: int, normalize: str) -> float:
-    """The share of a window's gradient that comes from the tokens of the shortest sequences."""
-    tokens = (targets != IGNORE_INDEX).sum(dim=1)
-    short = tokens == tokens.min()
-    total = int(tokens.sum())
-    weight = 0.0
-    for part, is_short in zip(tokens.tensor_split(accumulation_steps),
-                              short.tensor_split(accumulation_steps)):  # fmt: skip
-        share = float(part[is_short].sum()) / float(part.sum())  # short tokens in this micro-batch
-        micro_batch_weight = (
-            1 / accumulation_steps if normalize == "naive" else int(part.sum()) / total
-        )
-        weight += micro_batch_weight * share
-    return weight

@@ -33,7 +33,7 @@ from gradacc_lessons.accumulate import (
 )
 from gradacc_lessons.checks import as_count, as_fraction, as_positive
 from gradacc_lessons.compare import accumulation_errors, compare_tensors
-from gradacc_lessons.demos.pitfalls import compute_token_errors
+from gradacc_lessons.demos.token_pitfalls import compute_token_errors
 from gradacc_lessons.display import show_widget
 from gradacc_lessons.figures.plots import plot_errors
 from gradacc_lessons.memory import MiB

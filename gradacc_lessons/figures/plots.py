@@ -79,7 +79,7 @@ def plot_timeline(events: Sequence[Event], ax=None):
     for i, e in enumerate(events):
         if e.kind == "forward":  # micro-batches counted from 1 in the drawing: "the N-th"
             ax.annotate(
-                f"{e.micro_batch + 1}",
+                f"{e.position + 1}",
                 (i, rows.index("forward")),
                 xytext=(0, 7),
                 textcoords="offset points",

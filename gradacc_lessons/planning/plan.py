@@ -22,7 +22,7 @@ from torch import nn
 
 from gradacc_lessons.checks import as_count
 from gradacc_lessons.device import pick_device, seeded
-from gradacc_lessons.display import html_table
+from gradacc_lessons.display import Table
 from gradacc_lessons.memory import format_bytes, measure_phase_peaks, measure_training_memory
 from gradacc_lessons.planner import _micro_batch_sizes
 from gradacc_lessons.planning.fake_step import PARTS
@@ -105,7 +105,8 @@ class Plan:
             [f"alternative: {a.change}", round(a.smallest_peak_bytes / GiB, 3)]
             for a in self.alternatives
         ]
-        return html_table(f"{self.model}: {self.method}", ["", "value"], rows)
+        table = Table(headers=(f"{self.model}", self.method), rows=rows)._repr_html_()
+        return table
 
 
 def plan(

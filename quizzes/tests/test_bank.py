@@ -97,7 +97,7 @@ def test_the_yoruba_final_asks_the_guides_questions_word_for_word():
 
 
 def test_the_guides_questions_are_copied_exactly():
-    # tests/data/guide_faq.txt: the guide's FAQ as published (../shared/seed), kept by the
+    # tests/data/guide_faq.txt: the guide's FAQ as published, kept by the
     # student package's tests; every FAQ heading of the final is one of its lines, unchanged
     guide = Path(__file__).resolve().parents[2] / "tests" / "data" / "guide_faq.txt"
     lines = guide.read_text(encoding="utf-8").splitlines()

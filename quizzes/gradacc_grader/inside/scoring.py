@@ -74,7 +74,7 @@ def weights_differ(got, want):
     error = max(float((a - b).abs().max()) for a, b in zip(got, want))
     scale = max(float(b.abs().max()) for b in want)
     # float64 throughout: a right loop agrees to ~1e-15 relative, every wrong recipe is off by
-    # more than 1e-3 (measured-facts.md); 1e-9 leaves room for any summation order
+    # more than 1e-3 (docs/measurements.md); 1e-9 leaves room for any summation order
     if error <= 1e-9 * max(scale, 1.0):
         return None
     return f"the weights differ from one full-batch step per window by {error:.2g}"

@@ -1,189 +1,35 @@
-"""Gradient accumulation under DistributedDataParallel, on CPU processes (gloo backend).
-
-DDP all-reduces (averages) the gradients across processes during every backward
-pass, unless the model is inside `no_sync()`. With accumulation, only the last
-micro-batch of a window needs that all-reduce. The catch: DDP decides whether
-to sync in the *forward* pass, so `no_sync()` must wrap forward and backward.
-
-`run_ddp` starts `world_size` real processes with `torch.multiprocessing` (they talk
-over gloo on this machine), trains the same model three ways and returns what each
-way communicated and learned. The processes are always stopped before it returns, on
-errors and time-outs too.
+"""What runs inside each DDP process: the ways to step a micro-batch (`STEPS`), and the
+experiments one rank runs (`run_experiments`) with the counters they read.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import statistics
-import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from unittest import mock
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 from torch import nn
 from torch.nn import functional as F
 
 from gradacc_lessons.accumulate import IGNORE_INDEX
 from gradacc_lessons.checks import as_choice, as_count, as_positive
-from gradacc_lessons.data import make_classification
+from gradacc_lessons.demos.distributed.arithmetic import (
+    DDPConfig,
+    _check_config,
+    _check_rank,
+    make_data,
+    make_model,
+    make_token_data,
+    rank_micro_batches,
+)
 from gradacc_lessons.device import seeded
 from gradacc_lessons.models import MLP
-
-
-@dataclass(frozen=True)
-class DDPConfig:
-    """What the distributed experiment trains: sizes, steps and seed (float64 throughout)."""
-
-    world_size: int = 2
-    micro_batch: int = 4
-    accumulation_steps: int = 4
-    windows: int = 3  # optimizer steps
-    features: int = 8
-    classes: int = 3
-    hidden: int = 16
-    lr: float = 0.1
-    seed: int = 0
-
-    @property
-    def effective_batch(self) -> int:
-        """Samples behind one optimizer step: world size x micro-batch x accumulation steps."""
-        return effective_batch(self.world_size, self.micro_batch, self.accumulation_steps)
-
-
-def effective_batch(world_size: int, micro_batch: int, accumulation_steps: int) -> int:
-    """The global batch one optimizer step stands for, across all processes.
-
-    >>> effective_batch(world_size=8, micro_batch=16, accumulation_steps=4)
-    512
-    """
-    world_size, micro_batch = (
-        as_count("world_size", world_size),
-        as_count("micro_batch", micro_batch),
-    )
-    return world_size * micro_batch * as_count("accumulation_steps", accumulation_steps)
-
-
-def accumulation_steps_for(effective_batch: int, world_size: int, micro_batch: int) -> int:
-    """N that keeps `effective_batch` on `world_size` devices with this micro-batch.
-
-    Re-derive it whenever the number of devices changes: with N unchanged, 4 GPUs
-    instead of 8 silently halve the effective batch (and change what the learning
-    rate was tuned for).
-
-    >>> accumulation_steps_for(512, world_size=8, micro_batch=16), accumulation_steps_for(
-    ...     512, world_size=4, micro_batch=16)
-    (4, 8)
-    """
-    effective_batch = as_count("effective_batch", effective_batch)
-    world_size = as_count("world_size", world_size)
-    micro_batch = as_count("micro_batch", micro_batch)
-    per_step = world_size * micro_batch
-    if effective_batch % per_step:
-        raise ValueError(
-            f"effective_batch={effective_batch} is not a multiple of world_size x micro_batch = "
-            f"{per_step}; pick a micro_batch that divides {effective_batch // world_size}"
-        )
-    return effective_batch // per_step
-
-
-def sampler_shares(dataset_size: int, world_size: int) -> list[list[int]]:
-    """The sample indices `DistributedSampler` hands each process (no shuffling).
-
-    It pads the dataset to a multiple of `world_size` by repeating its first samples,
-    so every process gets as many samples, and a few samples count twice per epoch.
-
-    >>> sampler_shares(10, world_size=4)
-    [[0, 4, 8], [1, 5, 9], [2, 6, 0], [3, 7, 1]]
-    """
-    dataset_size = as_count("dataset_size", dataset_size)
-    world_size = as_count("world_size", world_size)
-    from torch.utils.data import DistributedSampler
-
-    return [
-        list(DistributedSampler(range(dataset_size), world_size, rank, shuffle=False))
-        for rank in range(world_size)
-    ]
-
-
-def make_model(config: DDPConfig) -> nn.Module:
-    """The model every process (and the single-process reference) starts from, in float64.
-
-    >>> make_model(DDPConfig())(torch.zeros(2, 8, dtype=torch.float64)).shape
-    torch.Size([2, 3])
-    """
-    _check_config(config)
-    with seeded(config.seed):
-        return MLP(config.features, config.classes, hidden=config.hidden).double()
-
-
-def make_data(config: DDPConfig) -> tuple[torch.Tensor, torch.Tensor]:
-    """All samples of all windows, in float64: window w is rows w*E ... (w+1)*E - 1.
-
-    >>> x, y = make_data(DDPConfig(windows=2))
-    >>> tuple(x.shape)
-    (64, 8)
-    """
-    _check_config(config)
-    samples = config.windows * config.effective_batch
-    return make_classification(
-        samples, config.features, config.classes, seed=config.seed, dtype=torch.float64
-    )
-
-
-def rank_micro_batches(
-    x: torch.Tensor, y: torch.Tensor, window: int, rank: int, config: DDPConfig
-) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """The micro-batches of process `rank` in `window`: its contiguous share, cut in N pieces.
-
-    >>> x, y = make_data(DDPConfig())
-    >>> [tuple(xb.shape) for xb, _ in rank_micro_batches(x, y, 0, 1, DDPConfig())][:2]
-    [(4, 8), (4, 8)]
-    """
-    _check_rank(rank, _check_config(config))
-    as_count("window", window, 0, config.windows - 1)
-    share = config.micro_batch * config.accumulation_steps
-    start = window * config.effective_batch + rank * share
-    xs, ys = x[start : start + share], y[start : start + share]
-    return list(zip(xs.split(config.micro_batch), ys.split(config.micro_batch)))
-
-
-def train_full_batch(config: DDPConfig) -> dict[str, torch.Tensor]:
-    """The single-process reference: one step per window on all its samples at once.
-
-    >>> sorted(train_full_batch(DDPConfig(windows=1)))[:2]
-    ['0.bias', '0.weight']
-    """
-    _check_config(config)
-    model = make_model(config)
-    optimizer = torch.optim.SGD(model.parameters(), lr=config.lr, momentum=0.9)
-    x, y = make_data(config)
-    for xw, yw in zip(x.split(config.effective_batch), y.split(config.effective_batch)):
-        optimizer.zero_grad(set_to_none=True)
-        F.cross_entropy(model(xw), yw).backward()
-        optimizer.step()
-    return {n: p.detach().clone() for n, p in model.named_parameters()}
-
-
-def token_mean_gradients(config: DDPConfig) -> dict[str, torch.Tensor]:
-    """The single-process reference: gradient of the mean loss over all valid tokens of all ranks.
-
-    >>> sorted(token_mean_gradients(DDPConfig()))[:2]
-    ['0.bias', '0.weight']
-    """
-    _check_config(config)
-    model = make_model(config)
-    batches = [b for rank in range(config.world_size) for b in make_token_data(config, rank)]
-    logits = torch.cat([model(x).reshape(-1, config.classes) for x, _ in batches])
-    labels = torch.cat([y.reshape(-1) for _, y in batches])
-    F.cross_entropy(logits, labels, ignore_index=IGNORE_INDEX).backward()
-    return {n: p.grad.detach().clone() for n, p in model.named_parameters()}
-
 
 # --- what runs inside each process -------------------------------------------------------
 
@@ -325,29 +171,6 @@ def global_token_count(valid_tokens: int) -> int:
     count = torch.tensor([valid_tokens], dtype=torch.int64)
     dist.all_reduce(count)
     return int(count.item())
-
-
-def make_token_data(config: DDPConfig, rank: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """Padded sequences of process `rank`, as N micro-batches of (inputs, labels).
-
-    Rank 0 holds short sequences and rank 1 long ones, so the processes see very
-    different numbers of valid tokens. Padding positions carry IGNORE_INDEX.
-
-    >>> [tuple(t.shape) for t in make_token_data(DDPConfig(), rank=0)[0]]
-    [(4, 12, 8), (4, 12)]
-    """
-    _check_rank(rank, _check_config(config))
-    generator = torch.Generator().manual_seed(config.seed + 1000 + rank)
-    seq_len, batches = 12, []
-    for _ in range(config.accumulation_steps):
-        shape = (config.micro_batch, seq_len)
-        x = torch.randn(*shape, config.features, generator=generator, dtype=torch.float64)
-        y = torch.randint(config.classes, shape, generator=generator)
-        low, high = (1, 4) if rank % 2 == 0 else (8, seq_len + 1)
-        lengths = torch.randint(low, high, (config.micro_batch,), generator=generator)
-        y[torch.arange(seq_len) >= lengths[:, None]] = IGNORE_INDEX
-        batches.append((x, y))
-    return batches
 
 
 def token_gradients(config: DDPConfig, rank: int, recipe: str) -> dict[str, torch.Tensor]:
@@ -528,126 +351,3 @@ def run_experiments(config: DDPConfig, rank: int) -> dict:
     result["batchnorm_gradients"] = batchnorm_gradients(config, rank)
     result["unequal_micro_batches"] = unequal_micro_batches(rank, config.accumulation_steps)
     return result
-
-
-def _worker(rank: int, config: DDPConfig, folder: str, timeout_s: float) -> None:
-    """One process of the experiment (torch.multiprocessing calls it with its rank first)."""
-    torch.set_num_threads(1)  # one core per process (this process's own setting)
-    dist.init_process_group(
-        "gloo",
-        # A file both processes can see: no port to pick, so none that another run can take.
-        init_method=f"file://{os.path.join(folder, 'rendezvous')}",
-        rank=rank,
-        world_size=config.world_size,
-        timeout=timedelta(seconds=timeout_s),
-    )
-    try:
-        torch.save(run_experiments(config, rank), os.path.join(folder, f"rank{rank}.pt"))
-    finally:
-        dist.destroy_process_group()
-
-
-# --- what runs in the notebook's (or the test's) process ----------------------------------
-
-
-@dataclass
-class DDPResult:
-    """What each sync mode communicated and learned, as seen by every process."""
-
-    config: DDPConfig
-    allreduces: dict[str, list[list[list[int]]]]  # mode -> rank -> window -> micro-batch
-    elements: dict[str, list[int]]  # mode -> rank -> gradient entries all-reduced in total
-    parameters: dict[str, list[dict[str, torch.Tensor]]]  # mode -> rank -> trained parameters
-    token_gradients: dict[str, list[dict[str, torch.Tensor]]]  # recipe -> rank -> gradients
-    seconds_per_step: dict[str, float]  # mode -> median seconds per optimizer step (rank 0)
-    fsdp_collectives: dict | None  # (strategy, sync every micro-batch) -> volumes (rank 0)
-    batchnorm_gradients: list[dict[str, torch.Tensor]]  # rank -> DDP gradient, plain BatchNorm
-    unequal_micro_batches: list[str]  # rank -> what it saw with one micro-batch too many
-    seconds: float = field(default=0.0)
-
-    def allreduces_per_step(self, mode: str, rank: int = 0) -> float:
-        """Mean number of all-reduces per optimizer step for `mode`."""
-        windows = self.allreduces[mode][rank]
-        return sum(map(sum, windows)) / len(windows)
-
-    def table(self) -> str:
-        """One line per mode: all-reduces of each micro-batch in a window, and per step."""
-        lines = [f"{'mode':<28} {'all-reduces per micro-batch':<28} {'per optimizer step':>18}"]
-        for mode in SYNC_MODES:
-            pattern = str(self.allreduces[mode][0][-1])
-            lines.append(f"{mode:<28} {pattern:<28} {self.allreduces_per_step(mode):>18.1f}")
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        steps = ", ".join(f"{m}={self.allreduces_per_step(m):g}" for m in SYNC_MODES)
-        return f"DDPResult(world_size={self.config.world_size}, all-reduces per step: {steps})"
-
-
-def run_ddp(config: DDPConfig | None = None, timeout_s: float = 120.0) -> DDPResult:
-    """Start `config.world_size` gloo processes, run the experiment, collect what they measured.
-
-    The processes are started by `torch.multiprocessing.start_processes` and meet through
-    a file in a temporary folder. They are stopped before this returns, whether they
-    finished, failed (the first error is raised here) or ran past `timeout_s`.
-    """
-    config = DDPConfig() if config is None else config
-    _check_config(config)
-    timeout_s = as_positive("timeout_s", timeout_s, "seconds the processes may take")
-    start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="gradacc-ddp-") as folder:
-        context = mp.start_processes(
-            _worker, args=(config, folder, timeout_s), nprocs=config.world_size, join=False
-        )
-        try:  # whatever happens from here on (an error, a time-out, Ctrl-C), stop them all
-            _join(context, timeout_s)
-        finally:
-            _stop(context)
-        ranks = [
-            torch.load(os.path.join(folder, f"rank{r}.pt"), weights_only=True)
-            for r in range(config.world_size)
-        ]
-    return _collect(config, ranks, time.perf_counter() - start)
-
-
-def _join(context, timeout_s: float) -> None:
-    # join() returns when one process ends (and raises at once if it failed, which
-    # would leave the others waiting for it until their own time-out): wait in turns.
-    deadline = time.monotonic() + timeout_s
-    while not context.join(timeout=max(0.0, deadline - time.monotonic())):
-        if time.monotonic() >= deadline:
-            raise TimeoutError(f"the DDP processes ran past timeout_s={timeout_s} s; raise it")
-
-
-def _stop(context) -> None:
-    for process in context.processes:
-        if process.is_alive():
-            process.kill()
-        process.join()
-
-
-def _collect(config: DDPConfig, ranks: list[dict], seconds: float) -> DDPResult:
-    return DDPResult(
-        config=config,
-        allreduces={m: [r[m]["allreduces"] for r in ranks] for m in SYNC_MODES},
-        elements={m: [r[m]["elements"] for r in ranks] for m in SYNC_MODES},
-        parameters={m: [r[m]["parameters"] for r in ranks] for m in SYNC_MODES},
-        token_gradients={
-            recipe: [r["token_gradients"][recipe] for r in ranks]
-            for recipe in ("local_mean", "global_count")
-        },
-        seconds_per_step=ranks[0]["seconds_per_step"],
-        fsdp_collectives=ranks[0]["fsdp_collectives"],
-        batchnorm_gradients=[r["batchnorm_gradients"] for r in ranks],
-        unequal_micro_batches=[r["unequal_micro_batches"] for r in ranks],
-        seconds=seconds,
-    )
-
-
-def _check_config(config) -> DDPConfig:
-    if not isinstance(config, DDPConfig):
-        raise ValueError(f"config must be a DDPConfig, got {config!r}")
-    return config
-
-
-def _check_rank(rank, config: DDPConfig) -> int:
-    return as_count("rank", rank, 0, config.world_size - 1, "a process's number in the world")

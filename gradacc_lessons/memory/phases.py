@@ -1,0 +1,136 @@
+"""The peak memory of each phase of a training step: each forward, each backward, the step."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from gradacc_lessons.accumulate import scalar_loss, split_batch
+from gradacc_lessons.memory.measured import (
+    _bytes,
+    _check_optimizer,
+    _device_of,
+    _rng_devices,
+    _training_copy,
+    optimizer_state_bytes,
+)
+
+
+@dataclass(frozen=True)
+class Phase:
+    """The peak memory of one phase of a training step."""
+
+    name: str  # "forward 1", "backward 1", ..., "optimizer step"
+    peak_bytes: int
+
+
+def measure_phase_peaks(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    loss_fn: Callable,
+    inputs: torch.Tensor,
+    targets: torch.Tensor,
+    accumulation_steps: int = 1,
+) -> list[Phase]:
+    """The peak memory of each phase of one window: every forward, every backward, the step.
+
+    Measured like `measure_training_memory` (the CUDA allocator, or the profiler's
+    allocation events on the CPU), on copies of the model and optimizer; micro-batches
+    are numbered from 1.
+
+    >>> model = torch.nn.Linear(10, 2)
+    >>> opt = torch.optim.Adam(model.parameters())
+    >>> x, y = torch.randn(8, 10), torch.randint(2, (8,))
+    >>> phases = measure_phase_peaks(model, opt, torch.nn.CrossEntropyLoss(), x, y, 2)
+    >>> [phase.name for phase in phases]
+    ['forward 1', 'backward 1', 'forward 2', 'backward 2', 'optimizer step']
+    """
+    _check_optimizer(optimizer)
+    chunks = split_batch(inputs, targets, accumulation_steps)
+    model, optimizer = _training_copy(model, optimizer)
+    device = _device_of(model)
+    start = _bytes(model.parameters()) + optimizer_state_bytes(optimizer)
+    with torch.random.fork_rng(devices=_rng_devices(device)), _phase_tracker(device) as mark:
+        for i, (x, y) in enumerate(chunks, start=1):
+            with mark(f"forward {i}"):
+                x, y = x.clone(), y.clone()  # handed over by a data loader, as in a real step
+                loss = scalar_loss(loss_fn, model(x), y) * (len(x) / len(inputs))
+            with mark(f"backward {i}"):
+                loss.backward()
+            del loss, x, y
+        with mark("optimizer step"):
+            optimizer.step()
+    return [Phase(name, start + peak) for name, peak in mark.peaks.items()]
+
+
+class _PhaseMarks:
+    """Names the phases of a step; after the block, `peaks` maps each name to its peak."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.peaks: dict[str, int] = {}
+        self.start = 0
+
+    @contextlib.contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+            yield
+            torch.cuda.synchronize(self.device)
+            self.peaks[name] = torch.cuda.max_memory_allocated(self.device) - self.start
+        else:
+            with torch.autograd.profiler.record_function(name):
+                yield
+            self.peaks[name] = 0  # filled in from the trace when the profiler stops
+
+
+@contextlib.contextmanager
+def _phase_tracker(device: torch.device) -> Iterator[_PhaseMarks]:
+    marks = _PhaseMarks(device)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        marks.start = torch.cuda.memory_allocated(device)
+        yield marks
+        return
+    if device.type != "cpu":
+        raise ValueError(f"phase peaks need a CUDA or CPU device, got {device.type}")
+    with torch.autograd.profiler.profile(profile_memory=True) as profiler:
+        yield marks
+    marks.peaks.update(_peaks_by_range(profiler, list(marks.peaks)))
+
+
+def _peaks_by_range(profiler, names: list[str]) -> dict[str, int]:
+    """The largest running allocation total inside each named range of the trace."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "trace.json")
+        profiler.export_chrome_trace(path)
+        with open(path, encoding="utf-8") as file:
+            events = json.load(file)["traceEvents"]
+    ranges = [
+        (e["name"], float(e["ts"]), float(e["ts"]) + float(e["dur"]))
+        for e in events
+        if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e["name"] in names
+    ]
+    memory = [
+        e for e in events if e.get("name") == "[memory]" and e["args"].get("Device Type") == 0
+    ]
+    memory.sort(key=lambda e: (float(e["ts"]), e["args"].get("Ev Idx", 0)))
+    totals, running = [], 0  # (time, bytes held after the event)
+    for event in memory:
+        running += event["args"]["Bytes"]
+        totals.append((float(event["ts"]), running))
+    peaks = dict.fromkeys(names, 0)
+    for name, begin, end in ranges:
+        before = [held for time, held in totals if time < begin]
+        inside = [held for time, held in totals if begin <= time <= end]
+        # what was held when the phase began, or more if it allocated
+        peaks[name] = max([before[-1] if before else 0, *inside])
+    return peaks

@@ -1,0 +1,106 @@
+"""The question bank: one source of truth for the course's self-check questions.
+
+Two kinds of question:
+
+- `Question`: multiple choice with one right choice;
+- `Prediction`: type in a number that the lesson's package computes, right within a stated
+  tolerance; after the check the quiz shows the computation (`computation`: code that calls
+  the lesson's function, and that the tests run to make sure it gives `value`).
+
+Both carry a `hint`, shown after a first wrong answer, before the answer itself, and an
+`explanation`, shown with the answer. The self-check at the end of each lesson asks
+`questions_for(lesson)`; the self-study quiz asks `self_study_questions()`. The Yoruba text
+of the five FAQ questions is in `yoruba.py`. The choices are stored in any order: the quiz
+draws a fresh order each time (`selfcheck.draw`).
+
+One module per lesson holds its questions (`lesson1` ... `lesson7`, and `faq`), as the
+instructor's graded bank is cut; the two kinds are in `kinds`. They are assembled here.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from gradacc_lessons.quiz.questions.faq import FAQ
+from gradacc_lessons.quiz.questions.kinds import LETTERS, AnyQuestion, Prediction, Question
+from gradacc_lessons.quiz.questions.lesson1 import LESSON1
+from gradacc_lessons.quiz.questions.lesson2 import LESSON2
+from gradacc_lessons.quiz.questions.lesson3 import LESSON3
+from gradacc_lessons.quiz.questions.lesson4 import LESSON4
+from gradacc_lessons.quiz.questions.lesson5 import LESSON5
+from gradacc_lessons.quiz.questions.lesson6 import LESSON6
+from gradacc_lessons.quiz.questions.lesson7 import LESSON7
+
+__all__ = [
+    "LETTERS",
+    "QUESTIONS",
+    "AnyQuestion",
+    "Prediction",
+    "Question",
+    "faq_questions",
+    "lesson_questions",
+    "question",
+    "questions_for",
+    "self_study_questions",
+]
+
+QUESTIONS: tuple[AnyQuestion, ...] = (
+    *FAQ, *LESSON1, *LESSON2, *LESSON3, *LESSON4, *LESSON5, *LESSON6, *LESSON7,
+)  # fmt: skip
+
+
+def questions_for(lesson: int) -> list[AnyQuestion]:
+    """The questions that the self-check at the end of `lesson` asks.
+
+    >>> sorted({q.lesson for q in questions_for(3)})
+    [3]
+    """
+    lessons = sorted({q.lesson for q in QUESTIONS})
+    if (
+        isinstance(lesson, bool)
+        or not isinstance(lesson, numbers.Integral)
+        or lesson not in lessons
+    ):
+        raise ValueError(
+            f"lesson must be one of the lessons with questions, {lessons}, got {lesson!r}"
+        )
+    return [q for q in QUESTIONS if q.lesson == lesson]
+
+
+def faq_questions() -> list[AnyQuestion]:
+    """The five FAQ questions, in the FAQ's order.
+
+    >>> [q.faq for q in faq_questions()]
+    [1, 2, 3, 4, 5]
+    """
+    return sorted((q for q in QUESTIONS if q.faq is not None), key=lambda q: q.faq)
+
+
+def lesson_questions() -> list[AnyQuestion]:
+    """Every lesson's own questions (all but the FAQ), by lesson.
+
+    >>> [q.lesson for q in lesson_questions()] == sorted(q.lesson for q in lesson_questions())
+    True
+    """
+    return sorted((q for q in QUESTIONS if q.faq is None), key=lambda q: q.lesson)
+
+
+def self_study_questions() -> list[AnyQuestion]:
+    """The self-study quiz: the five FAQ questions in order, then every lesson's own.
+
+    >>> [q.faq for q in self_study_questions()[:5]]
+    [1, 2, 3, 4, 5]
+    """
+    return faq_questions() + lesson_questions()
+
+
+def question(id: str) -> AnyQuestion:
+    """The question with this id.
+
+    >>> question("l1_scale").lesson
+    1
+    """
+    for q in QUESTIONS:
+        if q.id == id:
+            return q
+    raise ValueError(f"id={id!r} names no question; known ids: {[q.id for q in QUESTIONS]}")

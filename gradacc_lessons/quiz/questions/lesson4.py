@@ -1,0 +1,72 @@
+"""Lesson 4's self-check: peak memory."""
+
+from __future__ import annotations
+
+from gradacc_lessons.quiz.questions.kinds import Prediction, Question
+
+LESSON4 = (
+    Question(
+        id="l4_floor",
+        lesson=4,
+        prompt=(
+            "You keep the effective batch fixed and double the number of accumulation steps "
+            "again and again. What does the peak memory approach?"
+        ),
+        choices=(
+            "Zero, because memory is proportional to the micro-batch",
+            "The activations of the whole effective batch, kept once",
+            "What the parameters, gradients and optimizer state take",
+            "About half of the peak measured without accumulation",
+        ),
+        answer=2,
+        hint="Which parts of training memory do not depend on the samples one forward pass sees?",
+        explanation=(
+            "Only activations shrink with the micro-batch. Weights, their gradients and the "
+            "optimizer's state exist whatever the micro-batch, so the peak levels off at them."
+        ),
+    ),
+    Question(
+        id="l4_time",
+        lesson=4,
+        prompt=(
+            "The whole batch fits in memory. Compared with processing it at once, how does "
+            "splitting it into 8 accumulated micro-batches change the time per update?"
+        ),
+        choices=(
+            "It gets about 8 times shorter, one eighth of the work each",
+            "It gets shorter, because the optimizer steps fewer times",
+            "It gets shorter, as the activations are 8 times smaller",
+            "It gets longer: small operations do less work per call",
+        ),
+        answer=3,
+        hint="Accumulation changes how many samples each operation sees, not how many there are.",
+        explanation=(
+            "Accumulation saves memory, not time: the lesson measured it slower than the batch "
+            "at once. It processes more samples per second than a step after every small "
+            "batch, but makes N times fewer updates."
+        ),
+    ),
+    Prediction(
+        id="l4_predict_floor",
+        lesson=4,
+        prompt=(
+            "A model of 10 million float32 parameters (torch.nn.Linear(10_000, 1_000)) is "
+            "trained with Adam. How many MB (millions of bytes) do its parameters, gradients "
+            "and optimizer state take together?"
+        ),
+        value=160.016,
+        tolerance=1.0,
+        computation=(
+            "import torch\n"
+            "from gradacc_lessons.memory import estimate_training_memory\n\n"
+            "model = torch.nn.Linear(10_000, 1_000)\n"
+            "optimizer = torch.optim.Adam(model.parameters())\n"
+            "estimate_training_memory(model, optimizer, 1, 0.0).floor_bytes / 1e6"
+        ),
+        hint="Count the copies of the parameters: the weights, their gradients, Adam's moments.",
+        explanation=(
+            "10,001,000 parameters of 4 bytes: 40 MB of weights, 40 MB of gradients and Adam's "
+            "two moments of 40 MB each, four copies in all: 160 MB (plus 8 bytes of step counts)."
+        ),
+    ),
+)
