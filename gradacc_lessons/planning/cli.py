@@ -17,7 +17,7 @@ from gradacc_lessons.planning.setup import OPTIMIZERS, PRECISIONS
 FACTORIES = {"unet": UNet}  # models that are not Transformers configs
 
 
-def parser() -> argparse.ArgumentParser:
+def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="gradacc-plan",
         description="The largest micro-batch that fits a memory budget, and the accumulation "
@@ -41,7 +41,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    args = _parser().parse_args(argv)
     model = FACTORIES.get(args.model, args.model)
     shape = tuple(int(n) for n in args.input_shape.split(",")) if args.input_shape else None
     if model is UNet and shape is None:

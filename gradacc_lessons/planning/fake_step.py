@@ -32,6 +32,8 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from gradacc_lessons.checks import as_count
+
 PHASES = ("forward", "backward", "optimizer step")
 
 
@@ -140,6 +142,11 @@ def fake_step(
     >>> trace.peak_phase
     'backward'
     """
+    micro_batch = as_count("micro_batch", micro_batch)
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
+    round_to = as_count("round_to", round_to, fix="1 for the CPU, 512 for CUDA's blocks")
+    if not callable(loss_fn):
+        raise ValueError(f"loss_fn must be a function of (outputs, targets), got {loss_fn!r}")
     with torch.device("meta"):
         model = build_model()
     with FakeTensorMode(), torch.random.fork_rng(devices=[]):

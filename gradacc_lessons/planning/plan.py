@@ -235,6 +235,9 @@ class _Search:
 
 def measured_peak(setup: TrainingSetup, size: int, steps: int) -> Peak:
     """The peak of a window measured for real on the device here (the course's measurement)."""
+    if not isinstance(setup, TrainingSetup):
+        raise ValueError(f"setup must be a TrainingSetup, got {setup!r}")
+    size, steps = as_count("size", size), as_count("steps", steps)
     device = pick_device()
     with seeded(0):
         model = setup.build_model().to(device)

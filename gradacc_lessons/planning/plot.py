@@ -16,6 +16,10 @@ def plot_plan(plan, ax=None, title: str | None = None):
     >>> len(ax.lines)
     3
     """
+    from gradacc_lessons.planning.plan import Plan
+
+    if not isinstance(plan, Plan):
+        raise ValueError(f"plan must be a Plan (from gradacc_lessons.planning.plan), got {plan!r}")
     fig, ax = axes_for(ax)
     sizes = [size for size, _ in plan.curve]
     peaks = [peak / GiB for _, peak in plan.curve]

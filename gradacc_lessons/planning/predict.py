@@ -35,6 +35,7 @@ class Peak:
 
 def trace(setup: TrainingSetup, micro_batch: int, steps: int, allocator: str) -> StepTrace:
     """One fake-tensor trace of a window of `steps` micro-batches of `micro_batch` samples."""
+    _check(setup, allocator)
     round_to = CUDA_BLOCK if allocator == "cuda" else 1
     with setup.tracing():
         return fake_step(
@@ -87,13 +88,21 @@ class PeakModel:
 
 def traced_peak(setup: TrainingSetup, micro_batch: int, steps: int, allocator: str) -> Peak:
     """The peak at `micro_batch` and its parts, from traces at this micro-batch."""
+    _check(setup, allocator)
     layers = setup.layer_count
     if layers is None or layers <= 2:
         return _as_peak(trace(setup, micro_batch, steps, allocator))
     one, two = (
         _as_peak(trace(setup.replace(layers=n), micro_batch, steps, allocator)) for n in (1, 2)
     )
-    return extrapolate(one, two, layers - 1)
+    return _extrapolate(one, two, layers - 1)
+
+
+def _check(setup, allocator: str) -> None:
+    if not isinstance(setup, TrainingSetup):
+        raise ValueError(f"setup must be a TrainingSetup, got {setup!r}")
+    if allocator not in ("cuda", "cpu"):
+        raise ValueError(f"allocator must be 'cuda' (512-byte blocks) or 'cpu', got {allocator!r}")
 
 
 def _as_peak(step: StepTrace) -> Peak:
@@ -106,12 +115,12 @@ def _as_peak(step: StepTrace) -> Peak:
     )
 
 
-def extrapolate(one: Peak, two: Peak, extra_layers: int) -> Peak:
+def _extrapolate(one: Peak, two: Peak, extra_layers: int) -> Peak:
     """The peak of a model with `extra_layers` more layers than the 1-layer trace `one`.
 
     >>> a = Peak(10, "backward", {"activations": 4}, 5, 4)
     >>> b = Peak(13, "backward", {"activations": 6}, 6, 6)
-    >>> extrapolate(a, b, 30)
+    >>> _extrapolate(a, b, 30)
     Peak(peak_bytes=100, phase='backward', at_peak={'activations': 64}, floor_bytes=35, \
 activation_bytes=64)
     """
@@ -129,4 +138,4 @@ activation_bytes=64)
     )
 
 
-__all__ = ["PARTS", "Peak", "PeakModel", "extrapolate", "trace", "traced_peak"]
+__all__ = ["PARTS", "Peak", "PeakModel", "trace", "traced_peak"]

@@ -87,15 +87,6 @@ GPUS = {  # name -> memory in GiB
 }
 
 
-def preset_names() -> list[str]:
-    """The built-in model presets.
-
-    >>> preset_names()[:2]
-    ['gpt2', 'llama-3.2-1b']
-    """
-    return list(PRESETS)
-
-
 def budget_bytes(budget: float | str) -> int:
     """A memory budget in bytes: a number of GiB, or a GPU's name from `GPUS`.
 

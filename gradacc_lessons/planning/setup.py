@@ -68,7 +68,7 @@ class TrainingSetup:
         if self.is_transformer:
             config = self.config()
             length = as_count("sequence_length", self.sequence_length, fix="tokens per sample")
-            limit = max_length(config)
+            limit = _max_length(config)
             if limit is not None and length > limit:
                 raise ValueError(
                     f"sequence_length={length} is longer than the model's maximum of {limit} "
@@ -108,7 +108,7 @@ class TrainingSetup:
 
     def config(self):
         """The Transformers config, with `layers` layers when set."""
-        config = load_config(self.model)
+        config = _load_config(self.model)
         config._attn_implementation = "sdpa"  # PyTorch's fused attention, as on a GPU
         if self.layers is not None:
             config.num_hidden_layers = self.layers
@@ -169,27 +169,27 @@ class TrainingSetup:
 
     @property
     def loss_fn(self) -> Callable:
-        return language_model_loss if self.is_transformer else class_loss
+        return _language_model_loss if self.is_transformer else _class_loss
 
     @property
     def autocast_dtype(self) -> torch.dtype | None:
         return torch.bfloat16 if self.precision == "bf16-mixed" else None
 
 
-def language_model_loss(outputs, targets: torch.Tensor) -> torch.Tensor:
+def _language_model_loss(outputs, targets: torch.Tensor) -> torch.Tensor:
     """Cross-entropy of every position's logits, in float32 as Transformers computes it."""
     logits = outputs.logits
     return nn.functional.cross_entropy(logits.flatten(0, 1).float(), targets.flatten())
 
 
-def class_loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+def _class_loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Cross-entropy per pixel (outputs (b, classes, H, W)) or per sample ((b, classes))."""
     if outputs.dim() == 2:
         targets = targets.reshape(len(targets), -1)[:, 0]
     return nn.functional.cross_entropy(outputs.float(), targets)
 
 
-def load_config(model):
+def _load_config(model):
     """A Transformers config from a preset name, a config.json path or a config object."""
     from transformers import AutoConfig
 
@@ -211,7 +211,7 @@ def load_config(model):
     return AutoConfig.for_model(fields.pop("model_type"), **fields)
 
 
-def max_length(config) -> int | None:
+def _max_length(config) -> int | None:
     for name in ("max_position_embeddings", "n_positions"):
         if getattr(config, name, None):
             return int(getattr(config, name))
