@@ -40,6 +40,7 @@ SETUP_CELL = _INSTALL + _SEEDS
 # Lessons that need one of the course's optional extras (pyproject.toml): the extra, and
 # the modules it brings. Their setup cell also installs the extra where one is missing.
 EXTRAS = {
+    "04_peak_memory.ipynb": ("frameworks", ("transformers",)),  # the 7B model's config
     "07_frameworks.ipynb": ("frameworks", ("transformers", "accelerate", "lightning")),
     "09_plan_a_real_fine_tune.ipynb": ("frameworks", ("transformers", "peft")),
 }

@@ -173,6 +173,7 @@ class _Search:
         self.setup, self.effective_batch, self.budget = setup, effective_batch, budget
         self.allocator, self.measure = allocator, measure
         self.windows = None  # the model of windows of two micro-batches, made when needed
+        self.known: dict = {}  # (size, steps) -> Peak, traced or measured once
 
     def run(self) -> Plan:
         smallest = self.peak(1)
@@ -191,18 +192,26 @@ class _Search:
         return self._plan(None, smallest, whole)
 
     def line(self, size: int) -> int:
-        """The predicted peak of a window of two micro-batches of `size` samples."""
+        """The predicted peak of a window of two micro-batches of `size` samples.
+
+        Measuring: the straight line through the measured peaks at 1 and 2 samples (each
+        proposal is then confirmed by a measurement of its own).
+        """
         if self.measure:
-            return self.peak(size).peak_bytes
+            one, two = (self.peak(s).peak_bytes for s in (1, 2))
+            return one + (two - one) * (size - 1)
         if self.windows is None:
             self.windows = PeakModel(self.setup, 2, self.allocator)
         return self.windows.peak_bytes(size)
 
     def peak(self, size: int) -> Peak:
         steps = 1 if size >= self.effective_batch else 2
-        if self.measure:
-            return measured_peak(self.setup, size, steps)
-        return traced_peak(self.setup, size, steps, self.allocator)
+        if (size, steps) not in self.known:
+            if self.measure:
+                self.known[size, steps] = measured_peak(self.setup, size, steps)
+            else:
+                self.known[size, steps] = traced_peak(self.setup, size, steps, self.allocator)
+        return self.known[size, steps]
 
     def _plan(self, size, chosen: Peak, whole: Peak | None) -> Plan:
         """The plan; `whole` None: below the floor, nothing more was traced."""
