@@ -58,6 +58,7 @@ def setup_cell_for(notebook: str) -> str:
         return SETUP_CELL
     extra, modules = EXTRAS[notebook]
     names = ", ".join(f'"{name}"' for name in modules)  # as ruff formats a tuple of strings
+    names += "," if len(modules) == 1 else ""  # a tuple of one needs its comma
     install_extra = f"""
 needed = ({names})  # this lesson's optional extra
 if any(importlib.util.find_spec(name) is None for name in needed):
