@@ -1,6 +1,9 @@
 """gradacc-certify: certificates with a verifiable ID, issued from the nbgrader gradebook.
 
     gradacc-certify keygen --out keys
+    gradacc-certify settings --course quizzes/course --course-title "Gradient accumulation" \\
+        --issuer "Ada's School" --verify-url https://ada.example/gradacc/verify/ \\
+        --assignment-title gradacc_faq "the final exam: the FAQ, in code and words"
     gradacc-certify issue gradacc_faq --course quizzes/course --key keys/issuer.key --out certs
     gradacc-certify verify certs/ada/gradacc-certificate-7K3M-Q9XT-2HPW.json \\
         --public-key keys/issuer.pub --registry quizzes/course/certificates.sqlite
@@ -16,6 +19,7 @@ quizzes/CERTIFICATES.md. Exit status: 0 done (or valid), 1 refused (or invalid),
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sqlite3
 import sys
 from datetime import date
@@ -23,9 +27,10 @@ from pathlib import Path
 
 from gradacc_grader.certificates.ids import normalize_id
 from gradacc_grader.certificates.issuing import PASS_MARK, issue_certificates
-from gradacc_grader.certificates.printable import default_fonts, missing_characters
-from gradacc_grader.certificates.records import revocation_record
+from gradacc_grader.certificates.printable import default_fonts, problem_with
+from gradacc_grader.certificates.records import TITLES, revocation_record
 from gradacc_grader.certificates.registry import Registry, export_registry, read_registry
+from gradacc_grader.certificates.settings import LANGUAGES, read_settings, write_settings
 from gradacc_grader.certificates.signing import (
     load_private_key,
     load_public_key,
@@ -35,9 +40,6 @@ from gradacc_grader.certificates.signing import (
 )
 from gradacc_grader.certificates.verification import Invalid, verify_file, verify_id
 
-# Where the course site publishes its verification page (quizzes/verify/); the QR code of
-# every certificate points there. An instructor with a site of their own sets --verify-url.
-VERIFY_URL = "https://gradacc.github.io/gradacc/verify/"
 REGISTRY_FILE = "certificates.sqlite"
 
 
@@ -88,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
     keygen = commands.add_parser("keygen", help="make the issuer's key pair")
     keygen.add_argument("--out", type=Path, required=True, help="folder for issuer.key/.pub")
     keygen.set_defaults(run=_keygen)
+    _add_settings(commands)
     _add_issue(commands)
     _add_verify(commands)
     revoke = commands.add_parser("revoke", help="revoke a certificate in the registry")
@@ -119,10 +122,32 @@ def _add_issue(commands) -> None:
     issue.add_argument(
         "--registry", type=Path, help=f"the registry (default: COURSE/{REGISTRY_FILE})"
     )
-    issue.add_argument("--verify-url", default=VERIFY_URL, help="the verification page")
+    issue.add_argument(
+        "--language", choices=LANGUAGES, help="the page's language (default: the settings')"
+    )
     issue.add_argument("--course-version", default=None, help="default: the course's version")
-    issue.add_argument("--font", type=Path, help="a TrueType font for names DejaVu lacks")
+    issue.add_argument("--font", type=Path, help="a TrueType font for names Noto Sans lacks")
     issue.set_defaults(run=_issue)
+
+
+def _add_settings(commands) -> None:
+    settings = commands.add_parser(
+        "settings", help="say once what the course's certificates state (show them: no options)"
+    )
+    settings.add_argument("--course", type=Path, required=True, help="the nbgrader course folder")
+    settings.add_argument("--course-title", help='the course in words, e.g. "Gradient ..."')
+    settings.add_argument("--issuer", help="who issues: an institution or the instructor")
+    settings.add_argument("--verify-url", help="where the verification page is published")
+    settings.add_argument("--language", choices=LANGUAGES, help="the printed page's language")
+    settings.add_argument(
+        "--assignment-title",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("ASSIGNMENT", "TITLE"),
+        help="what an assignment is, in words (repeat for each)",
+    )
+    settings.set_defaults(run=_settings)
 
 
 def _add_verify(commands) -> None:
@@ -153,12 +178,38 @@ def _keygen(args) -> int:
     return 0
 
 
+def _settings(args) -> int:
+    if not args.course.is_dir():
+        raise ValueError(f"--course {args.course}: no such folder")
+    settings = read_settings(args.course)
+    given = {
+        name: getattr(args, name)
+        for name in ("course_title", "issuer", "verify_url", "language")
+        if getattr(args, name) is not None
+    }
+    titles = {**settings.assignment_titles, **dict(args.assignment_title)}
+    if given or args.assignment_title:
+        settings = dataclasses.replace(settings, **given, assignment_titles=titles)
+        print(f"wrote {write_settings(args.course, settings)}")
+    for name, value in dataclasses.asdict(settings).items():
+        if name != "assignment_titles":
+            print(f"  {name:<17} {value or '(not set)'}")
+    for assignment, title in settings.assignment_titles.items():
+        print(f"  title of {assignment}: {title}")
+    if settings.missing():
+        print(f"still to give before issuing: {' '.join(settings.missing())}")
+    return 0
+
+
 def _issue(args) -> int:
     if not args.course.is_dir():
         raise ValueError(f"--course {args.course}: no such folder")
     key = _private_key(args.key)
     registry = args.registry or args.course / REGISTRY_FILE
     fonts = default_fonts(args.font)
+    settings = read_settings(args.course)
+    if args.language:
+        settings = dataclasses.replace(settings, language=args.language)
     issued = issue_certificates(
         args.course,
         args.assignment,
@@ -167,14 +218,14 @@ def _issue(args) -> int:
         registry,
         pass_mark=args.pass_mark,
         student=args.student,
-        verify_url=args.verify_url,
+        settings=settings,
         course_version=args.course_version or _course_version(),
         fonts=fonts,
     )
     for item in issued:
         r = item.result
-        missing = missing_characters(r.name, fonts) if item.certificate_id else ""
-        note = f" (the PDF cannot draw {missing!r}: add --font FILE)" if missing else ""
+        problem = problem_with(r.name, fonts) if item.certificate_id else None
+        note = f" (the PDF cannot print the name: {problem})" if problem else ""
         score, shown = f"{r.score:g}/{r.max_score:g}", item.certificate_id or "-"
         print(f"{r.student:<16} {score:>9}  {shown:<14}  {item.outcome}{note}")
     count = sum(1 for item in issued if item.certificate_id)
@@ -204,10 +255,13 @@ def _verify(args) -> int:
 
 
 def _facts(record: dict) -> list[tuple[str, str]]:
+    labels = {"course_title": "course title", "issuer": "issuer", "assignment_title": "passed"}
+    titles = [(labels[field], record[field]) for field in TITLES if field in record]
     return [
         ("name", record["name"]),
         ("course", record["course"]),
         ("assignment", record["assignment"]),
+        *titles,
         ("score", f"{record['score']:g} of {record['max_score']:g}"),
         ("date", record["date"]),
         ("course version", record["course_version"]),

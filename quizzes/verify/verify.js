@@ -8,10 +8,17 @@ const ID_LENGTH = 12; // 11 random characters and a check character
 const FORMAT = "gradacc-certificate/1";
 const REGISTRY_FORMAT = "gradacc-certificate-registry/1";
 const MAX_FILE_BYTES = 100000;
-const FIELDS = {
+const FIELDS_BEFORE_TITLES = {
   type: "string", id: "string", course: "string", assignment: "string", name: "string",
   score: "number", max_score: "number", date: "string", course_version: "string",
 };
+// records.py: certificates since 2026-12 also state these; older ones stay valid without
+const FIELDS = {
+  ...FIELDS_BEFORE_TITLES, course_title: "string", issuer: "string", assignment_title: "string",
+};
+const fieldsOf = (record) =>
+  Object.keys(record).sort().join() === Object.keys(FIELDS_BEFORE_TITLES).sort().join()
+    ? FIELDS_BEFORE_TITLES : FIELDS;
 const REVOCATION_FIELDS = { type: "string", id: "string", date: "string", reason: "string" };
 
 export class Invalid extends Error {}
@@ -116,7 +123,7 @@ function checkFields(record, fields, kind) {
 }
 
 function checkRecord(record) {
-  checkFields(record, FIELDS, "gradacc-certificate");
+  checkFields(record, fieldsOf(record), "gradacc-certificate");
   if (normalizeId(record.id) !== record.id) throw new Invalid("its ID is not written as issued");
   if (!(record.score >= 0 && record.max_score > 0)) throw new Invalid("its score is impossible");
   if (!record.name) throw new Invalid("the certificate names nobody");
@@ -165,8 +172,9 @@ export async function checkFile(text) {
   const record = await readSigned(document, key);
   checkRecord(record);
   const copy = document.certificate;
-  const changed = Object.keys(FIELDS).filter((name) => copy?.[name] !== record[name]);
-  if (changed.length || Object.keys(copy ?? {}).length !== Object.keys(FIELDS).length) {
+  const fields = Object.keys(fieldsOf(record));
+  const changed = fields.filter((name) => copy?.[name] !== record[name]);
+  if (changed.length || Object.keys(copy ?? {}).length !== fields.length) {
     throw new Invalid(`the readable copy was changed: it differs from the signed record in ${changed.join(", ") || "its fields"}`);
   }
   const { entry } = await registryRecord(registry, key, record.id);
@@ -199,7 +207,8 @@ async function report(check) {
   try {
     const r = await check();
     show("valid", `Valid certificate ${r.id}`, [
-      ["Name", r.name], ["Course", r.course], ["Assignment", r.assignment],
+      ["Name", r.name], ["Course", r.course_title ?? r.course],
+      ["Assignment", r.assignment_title ?? r.assignment], ...(r.issuer ? [["Issuer", r.issuer]] : []),
       ["Score", `${r.score} of ${r.max_score}`], ["Date", r.date],
       ["Course version", r.course_version], ["Registry", "listed, not revoked"],
     ]);

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from .core import Assignment, Choice, Drawn, Exercise, MultipleChoice, Written, pick
 
-# The guide's FAQ questions, verbatim (as published: tests/data/guide_faq.txt); English for 1, 2 and 4
-# of the English edition is ours.
+# The guide's FAQ questions, verbatim (as published: tests/data/guide_faq.txt); English for
+# 1, 2 and 4 of the English edition is ours.
 GUIDE = {
     1: {"yo": "Kini ikojọpọ Gradient?", "en": "What is gradient accumulation?"},
     2: {

@@ -23,6 +23,7 @@ from gradacc_grader.certificates.records import (
     write_certificate,
 )
 from gradacc_grader.certificates.registry import Registry
+from gradacc_grader.certificates.settings import CertificateSettings
 from gradacc_grader.certificates.signing import public_key_text, sign_record
 
 PASS_MARK = 0.7
@@ -130,7 +131,7 @@ def issue_certificates(
     *,
     pass_mark: float = PASS_MARK,
     student: str | None = None,
-    verify_url: str,
+    settings: CertificateSettings,
     course_version: str,
     fonts: dict,
     today: date | None = None,
@@ -148,7 +149,8 @@ def issue_certificates(
         registry_path: the registry (SQLite), created when missing.
         pass_mark: the fraction of the maximum a student needs, in (0, 1].
         student: only this student (a self-learner), or None for the whole class.
-        verify_url: the address of the verification page, for the QR code.
+        settings: the course's title, the issuer, the assignment's title, the
+            verification page's address (for the QR code) and the page's language.
         course_version: the course's version, stated on the certificate.
         fonts: the fonts of the printable page (see ``printable.write_printable``).
         today: the date of issue (default: today).
@@ -158,13 +160,14 @@ def issue_certificates(
 
     Raises:
         ValueError: hand grading is pending (it names the students), the student has no
-            graded submission, or the registry belongs to another key.
+            graded submission, a setting is missing (it names the option to give), or
+            the registry belongs to another key.
 
     The tests (quizzes/tests/certificates) issue to whole classes; here, a course without
     a gradebook:
 
     >>> issue_certificates(Path("no-such-course"), "final", None, Path("out"), Path("r"),
-    ...     verify_url="", course_version="", fonts={})  # doctest: +ELLIPSIS
+    ...     settings=CertificateSettings(), course_version="", fonts={})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ValueError: no-such-course holds no gradebook.db: ...
     """
@@ -176,7 +179,15 @@ def issue_certificates(
             f"hand grading of {assignment} is pending for {', '.join(pending)}: grade them "
             "(formgrader's Manual Grading), then issue again; no certificate was issued"
         )
+    missing = settings.missing(assignment)
+    if missing:
+        raise ValueError(
+            f"say once what {course}'s certificates state: gradacc-certify settings --course "
+            f"{course} {' '.join(missing)}; no certificate was issued"
+        )
     facts = {"course": course_id, "assignment": assignment, "course_version": course_version}
+    facts["course_title"], facts["issuer"] = settings.course_title, settings.issuer
+    facts["assignment_title"] = settings.title_of(assignment)
     facts["day"] = today or date.today()
     with Registry(registry_path, create=True) as registry:
         registry.claim_issuer(public_key_text(key.public_key()))
@@ -184,7 +195,8 @@ def issue_certificates(
     # the registry is saved first: if writing a file fails, issuing again writes it again
     for item in issued:
         if item.document:
-            _write_files(item.document, out / _folder_name(item.result.student), verify_url, fonts)
+            folder = out / _folder_name(item.result.student)
+            _write_files(item.document, folder, settings, fonts)
     return issued
 
 
@@ -233,8 +245,9 @@ def _folder_name(student: str) -> str:
     return re.sub(r"[^\w.@+-]", "_", student).lstrip(".") or "_"
 
 
-def _write_files(document: dict, folder: Path, verify_url: str, fonts: dict) -> None:
+def _write_files(document: dict, folder: Path, settings: CertificateSettings, fonts: dict) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     stem = f"gradacc-certificate-{document['certificate']['id']}"
     write_certificate(document, folder / f"{stem}.json")
-    write_printable(document["certificate"], verify_url, folder / f"{stem}.pdf", fonts)
+    pdf = folder / f"{stem}.pdf"
+    write_printable(document["certificate"], settings.verify_url, pdf, fonts, settings.language)

@@ -30,7 +30,7 @@ REVOCATION = "gradacc-revocation"
 MAX_FILE_BYTES = 100_000
 MAX_TEXT = 200
 # The facts of a certificate and their JSON types ("number": an int or float, never a bool).
-FIELDS = {
+FIELDS_BEFORE_TITLES = {
     "type": "string",
     "id": "string",
     "course": "string",
@@ -41,6 +41,13 @@ FIELDS = {
     "date": "string",
     "course_version": "string",
 }
+# Since 2026-12, a certificate also states in words what a reader outside the course needs
+# (settings.CertificateSettings). Records signed before hold FIELDS_BEFORE_TITLES only and
+# stay valid: their signed text is checked as it was signed.
+TITLES = {"course_title": "string", "issuer": "string", "assignment_title": "string"}
+FIELDS = {**FIELDS_BEFORE_TITLES, **TITLES}
+# Joiners shape a name in some scripts; str.isprintable() calls them unprintable.
+JOINERS = "\u200c\u200d"
 REVOCATION_FIELDS = {"type": "string", "id": "string", "date": "string", "reason": "string"}
 
 
@@ -54,15 +61,22 @@ def certificate_record(
     max_score: float,
     day: date,
     course_version: str,
+    course_title: str = "",
+    issuer: str = "",
+    assignment_title: str = "",
 ) -> dict:
     """The facts a certificate states, checked and in their signed form.
 
-    The name is Unicode-normalized (NFC), so that the same name typed twice is the same text;
-    scores are rounded to hundredths.
+    The name and the titles are Unicode-normalized (NFC), so that the same name typed twice
+    is the same text; scores are rounded to hundredths. ``issue`` always gives the titles
+    and the issuer (settings.CertificateSettings.missing); a page prints the course's and
+    the assignment's ids where they are empty.
 
     >>> record = certificate_record(
     ...     "7K3M-Q9XT-2HPW", course="gradacc", assignment="final", name="Ada  Lovelace",
-    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0")
+    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0",
+    ...     course_title="Gradient accumulation", issuer="Ada's School",
+    ...     assignment_title="the final exam")
     >>> record["name"], record["score"], record["date"]
     ('Ada Lovelace', 8.5, '2026-05-01')
     """
@@ -71,14 +85,21 @@ def certificate_record(
         "id": certificate_id,
         "course": course,
         "assignment": assignment,
-        "name": unicodedata.normalize("NFC", " ".join(name.split())),
+        "name": _text(name),
         "score": round(float(score), 2),
         "max_score": round(float(max_score), 2),
         "date": day.isoformat(),
         "course_version": course_version,
+        "course_title": _text(course_title),
+        "issuer": _text(issuer),
+        "assignment_title": _text(assignment_title),
     }
     check_record(record)
     return record
+
+
+def _text(text: str) -> str:
+    return unicodedata.normalize("NFC", " ".join(text.split()))
 
 
 def revocation_record(certificate_id: str, day: date, reason: str) -> dict:
@@ -99,7 +120,8 @@ def check_record(record: dict) -> None:
     Traceback (most recent call last):
     ValueError: its fields are wrong (missing ['assignment', ...], unexpected [])
     """
-    _check_fields(record, FIELDS, CERTIFICATE)
+    fields = FIELDS_BEFORE_TITLES if set(record) == set(FIELDS_BEFORE_TITLES) else FIELDS
+    _check_fields(record, fields, CERTIFICATE)
     if normalize_id(record["id"]) != record["id"]:
         raise ValueError(f"the certificate ID {record['id']!r} is not written as issued")
     # nbgrader's extra credit can take a score above the maximum, never below 0
@@ -125,7 +147,8 @@ def _check_fields(record: dict, fields: dict, kind: str) -> None:
     for name, kind_of_value in fields.items():
         value = record[name]
         if kind_of_value == "string":
-            ok = isinstance(value, str) and len(value) <= MAX_TEXT and value.isprintable()
+            ok = isinstance(value, str) and len(value) <= MAX_TEXT
+            ok = ok and "".join(c for c in value if c not in JOINERS).isprintable()
         else:
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)
             ok = ok and math.isfinite(value)
@@ -148,7 +171,8 @@ def certificate_file(entry: dict) -> dict:
     >>> key = Ed25519PrivateKey.from_private_bytes(bytes(32))
     >>> record = certificate_record(
     ...     "7K3M-Q9XT-2HPW", course="gradacc", assignment="final", name="Ada Lovelace",
-    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0")
+    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0",
+    ...     course_title="Gradacc", issuer="Ada", assignment_title="the final")
     >>> sorted(certificate_file(sign_record(record, key)))
     ['certificate', 'format', 'signature', 'signed']
     """
@@ -202,7 +226,8 @@ def check_certificate(document: dict, public_key) -> dict:
     >>> key = Ed25519PrivateKey.from_private_bytes(bytes(32))
     >>> record = certificate_record(
     ...     "7K3M-Q9XT-2HPW", course="gradacc", assignment="final", name="Ada Lovelace",
-    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0")
+    ...     score=8.5, max_score=10, day=date(2026, 5, 1), course_version="0.1.0",
+    ...     course_title="Gradacc", issuer="Ada", assignment_title="the final")
     >>> document = certificate_file(sign_record(record, key))
     >>> check_certificate(document, key.public_key())["name"]
     'Ada Lovelace'

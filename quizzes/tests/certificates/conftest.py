@@ -9,6 +9,29 @@ from pathlib import Path
 import pytest
 
 AUTO_POINTS, WRITTEN_POINTS = 7.0, 3.0
+# What the test courses' certificates state (gradacc-certify settings): not the defaults of
+# anything, so that a test finds them only where they were set.
+SETTINGS = {
+    "course_title": "Gradient accumulation in PyTorch",
+    "issuer": "Ọ̀ṣun Open School",
+    "verify_url": "https://certificates.example.org/gradacc/verify/",
+}
+
+
+def settle(course: Path, assignment: str, language: str = "en") -> None:
+    """Give ``course`` its certificate settings, as an instructor does once."""
+    from gradacc_grader.certify import main
+
+    options = [f"--{name.replace('_', '-')}={value}" for name, value in SETTINGS.items()]
+    title = ["--assignment-title", assignment, f"the final exam of {assignment}"]
+    command = ["settings", "--course", str(course), *options, *title, "--language", language]
+    assert main(command) == 0
+
+
+@pytest.fixture(scope="session")
+def give_settings():
+    """``give_settings(course, assignment, language="en")``: the course's certificate settings."""
+    return settle
 
 
 @pytest.fixture(scope="session")
@@ -25,6 +48,7 @@ def fill_gradebook(tmp_path_factory):
         (course / "nbgrader_config.py").write_text(f"c.CourseDirectory.course_id = {course_id!r}\n")
         shutil.copy(empty, course / "gradebook.db")  # a new one per test would take seconds
         _fill(course / "gradebook.db", assignment, students, course_id)
+        settle(course, assignment)
         return course
 
     return fill

@@ -55,10 +55,13 @@ def certify(capsys, *args):
     return status, out, err
 
 
-def test_the_finals_sample_class_gets_certificates_for_the_honest_student_only(tmp_path, capsys):
+def test_the_finals_sample_class_gets_certificates_for_the_honest_student_only(
+    tmp_path, capsys, give_settings
+):
     course = tmp_path / "course"
     run(BIN / "gradacc-build", "--course", course, "--assignment", FINAL, "--sample-class",
         cwd=tmp_path)  # fmt: skip
+    give_settings(course, FINAL)
     run(BIN / "gradacc-grade", "--course", course, FINAL, "--jobs", "2", cwd=tmp_path)
     assert certify(capsys, "keygen", "--out", tmp_path / "keys")[0] == 0
     issue = ("issue", FINAL, "--course", course, "--key", tmp_path / "keys/issuer.key",

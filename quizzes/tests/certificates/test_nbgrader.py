@@ -111,9 +111,10 @@ def verified(capsys, certificate: Path, keys: Path, registry: Path) -> str:
 
 
 def test_a_class_autograded_by_nbgrader_gets_certificates_once_hand_grading_is_done(
-    tmp_path, keys, capsys
+    tmp_path, keys, capsys, give_settings
 ):
     course = new_course(tmp_path / "course", CLASS)
+    give_settings(course, ASSIGNMENT)
     run(course, sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT)
     out = tmp_path / "out"
     issue = ("issue", ASSIGNMENT, "--course", course, "--key", keys / "issuer.key", "--out", out)
@@ -130,10 +131,13 @@ def test_a_class_autograded_by_nbgrader_gets_certificates_once_hand_grading_is_d
         assert score in shown and "tinycourse" in shown
 
 
-def test_a_self_learner_is_graded_in_the_sandbox_and_issued_alone(tmp_path, keys, capsys):
+def test_a_self_learner_is_graded_in_the_sandbox_and_issued_alone(
+    tmp_path, keys, capsys, give_settings
+):
     # the course's host, as CERTIFICATES.md says: a course that already graded a class (Ada,
     # hand-graded), then one learner's notebook graded like the class, alone, and issued alone
     course = new_course(tmp_path / "course", {"ada": CLASS["ada"]})
+    give_settings(course, ASSIGNMENT)
     grade = str(Path(sys.executable).parent / "gradacc-grade")
     run(course, grade, "--course", str(course), ASSIGNMENT)
     grade_by_hand(course, "ada", 3.0)

@@ -19,6 +19,7 @@ from tools.system_tools import CHROMIUM, CHROMIUM_ARGS
 pytestmark = pytest.mark.browser
 
 PAGE = Path(__file__).resolve().parents[2] / "verify"
+STATIC = Path(__file__).resolve().parents[3] / "docs" / "_static"  # <site>/_static: the font
 CLASS = {"ada": (7.0, 3.0, "Ada Lovelace"), "bob": (7.0, 1.0, "Bob Kahn")}
 
 
@@ -75,6 +76,7 @@ def site(tmp_path_factory, fill_gradebook):
     )
     served = root / "www/verify"
     shutil.copytree(PAGE, served)
+    shutil.copytree(STATIC, root / "www/_static")  # as the site lays it out
     shutil.copy(root / "keys/issuer.pub", served / "issuer.pub")
     run("export", "--registry", registry, "--out", served / "registry.json")
     # ... and slips one of them into the published registry
