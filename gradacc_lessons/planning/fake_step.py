@@ -45,8 +45,9 @@ class StepTrace:
     """The bytes held after every allocation and free of one step, and the step's parts."""
 
     totals: tuple[int, ...]  # bytes held after each allocation or free, in order
-    phases: tuple[str, ...]  # the phase of each entry of `totals`
+    phases: tuple[str, ...]  # the phase of each entry: "forward 1", "backward 1", ...
     at_peak: dict  # part (PARTS) -> bytes it held at the peak moment
+    phase_peaks: dict  # phase -> (its peak bytes, {part: bytes at that moment})
     parameter_bytes: int  # model parameters and buffers
     gradient_bytes: int  # every .grad after the last backward
     optimizer_bytes: int  # the optimizer's state
@@ -58,7 +59,8 @@ class StepTrace:
 
     @property
     def peak_phase(self) -> str:
-        return self.phases[self.totals.index(self.peak_bytes)]
+        """ "forward", "backward" or "optimizer step": where the peak happens."""
+        return self.phases[self.totals.index(self.peak_bytes)].rstrip(" 0123456789")
 
 
 class _LiveBytes(TorchDispatchMode):
@@ -74,6 +76,7 @@ class _LiveBytes(TorchDispatchMode):
         self.phases: list[str] = []
         self.phase = "start"
         self.at_peak = dict(self.part_bytes)
+        self.phase_peaks: dict[str, tuple[int, dict]] = {}
 
     def track(self, tensor: torch.Tensor, part: str = "temporaries") -> None:
         storage = tensor.untyped_storage()
@@ -105,6 +108,9 @@ class _LiveBytes(TorchDispatchMode):
         self.phases.append(self.phase)
         if self.held > sum(self.at_peak.values()):
             self.at_peak = dict(self.part_bytes)
+        best = self.phase_peaks.get(self.phase)
+        if best is None or self.held > best[0]:
+            self.phase_peaks[self.phase] = (self.held, dict(self.part_bytes))
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
@@ -178,8 +184,9 @@ def fake_step(
                 counter.track(t, "optimizer state")
             counter.totals.clear()
             counter.phases.clear()
-            for x, y in zip(inputs.split(micro_batch), targets.split(micro_batch)):
-                counter.phase = "forward"
+            pairs = zip(inputs.split(micro_batch), targets.split(micro_batch))
+            for i, (x, y) in enumerate(pairs, start=1):
+                counter.phase = f"forward {i}"
                 saved_bytes.clear()
                 with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
                     x, y = x.clone(), y.clone()  # handed over by a data loader
@@ -187,7 +194,7 @@ def fake_step(
                         loss = loss_fn(model(x), y)
                     loss = loss * (len(x) / len(inputs))
                 largest_saved = max(largest_saved, sum(saved_bytes.values()))
-                counter.phase = "backward"
+                counter.phase = f"backward {i}"
                 loss.backward()
                 del loss, x, y
             gradient_bytes = _bytes(p.grad for p in model.parameters() if p.grad is not None)
@@ -199,6 +206,7 @@ def fake_step(
             totals=tuple(counter.totals),
             phases=tuple(counter.phases),
             at_peak=counter.at_peak,
+            phase_peaks=counter.phase_peaks,
             parameter_bytes=_bytes([*model.parameters(), *model.buffers()]),
             gradient_bytes=gradient_bytes,
             optimizer_bytes=_bytes(_state_tensors(optimizer)),

@@ -14,6 +14,7 @@ trace (tests/test_planning.py):
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from gradacc_lessons.planning.fake_step import PARTS, StepTrace, fake_step
@@ -31,6 +32,7 @@ class Peak:
     at_peak: dict  # part -> bytes held at the peak
     floor_bytes: int  # parameters + gradients + optimizer state of the whole step
     activation_bytes: int  # what the largest forward saved for backward
+    phase_peaks: dict = dataclasses.field(default_factory=dict, repr=False)  # see StepTrace
 
 
 def trace(setup: TrainingSetup, micro_batch: int, steps: int, allocator: str) -> StepTrace:
@@ -66,21 +68,27 @@ class PeakModel:
         if len(one.totals) != len(two.totals):  # a different sequence of operations
             return None, setup
         slopes = [b - a for a, b in zip(one.totals, two.totals)]
-        return (one.totals, slopes), setup
+        return (one.totals, slopes, one.phases), setup
 
     def peak_bytes(self, micro_batch: int) -> int:
         """The predicted peak of a window of `steps` micro-batches of `micro_batch` samples."""
         values = {n: self._peak_at(lines, micro_batch) for n, lines in self.lines.items()}
         if not self.extrapolate:
-            return values[None]
-        return values[1] + (self.layers - 1) * (values[2] - values[1])
+            return max(values[None].values())
+        # each phase's peak grows by its own amount per layer: extrapolate, then take the max
+        one, two = values[1], values[2]
+        return max(one[p] + (self.layers - 1) * (two[p] - one[p]) for p in one.keys() & two.keys())
 
-    def _peak_at(self, lines, micro_batch: int) -> int:
+    def _peak_at(self, lines, micro_batch: int) -> dict:
+        """{phase: its peak} at `micro_batch`."""
         line, setup = lines
         if line is None:  # fall back on a trace at this micro-batch
-            return self._trace(setup, micro_batch).peak_bytes
-        starts, slopes = line
-        return max(a + c * (micro_batch - 1) for a, c in zip(starts, slopes))
+            step = self._trace(setup, micro_batch)
+            return {phase: peak for phase, (peak, _) in step.phase_peaks.items()}
+        peaks: dict[str, int] = {}
+        for a, c, phase in zip(*line):
+            peaks[phase] = max(peaks.get(phase, a), a + c * (micro_batch - 1))
+        return peaks
 
     def _trace(self, setup, micro_batch):
         return trace(setup, micro_batch, self.steps, self.allocator)
@@ -112,14 +120,19 @@ def _as_peak(step: StepTrace) -> Peak:
         at_peak=dict(step.at_peak),
         floor_bytes=step.parameter_bytes + step.gradient_bytes + step.optimizer_bytes,
         activation_bytes=step.activation_bytes,
+        phase_peaks=dict(step.phase_peaks),
     )
 
 
 def _extrapolate(one: Peak, two: Peak, extra_layers: int) -> Peak:
     """The peak of a model with `extra_layers` more layers than the 1-layer trace `one`.
 
-    >>> a = Peak(10, "backward", {"activations": 4}, 5, 4)
-    >>> b = Peak(13, "backward", {"activations": 6}, 6, 6)
+    Each phase's peak (and what it holds) grows by its own amount per layer, so each is
+    extrapolated alone, and the largest wins: the forward of a second micro-batch can
+    overtake the first backward as layers are added.
+
+    >>> a = Peak(10, "backward", {"activations": 4}, 5, 4, {"backward 1": (10, {"activations": 4})})
+    >>> b = Peak(13, "backward", {"activations": 6}, 6, 6, {"backward 1": (13, {"activations": 6})})
     >>> _extrapolate(a, b, 30)
     Peak(peak_bytes=100, phase='backward', at_peak={'activations': 64}, floor_bytes=35, \
 activation_bytes=64)
@@ -128,13 +141,18 @@ activation_bytes=64)
     def line(x: int, y: int) -> int:
         return x + extra_layers * (y - x)
 
-    parts = {part: line(one.at_peak[part], two.at_peak[part]) for part in one.at_peak}
+    phases = {}
+    for name in one.phase_peaks.keys() & two.phase_peaks.keys():
+        (x, x_parts), (y, y_parts) = one.phase_peaks[name], two.phase_peaks[name]
+        phases[name] = (line(x, y), {part: line(x_parts[part], y_parts[part]) for part in x_parts})
+    name = max(phases, key=lambda phase: phases[phase][0])
     return Peak(
-        peak_bytes=line(one.peak_bytes, two.peak_bytes),
-        phase=two.phase,
-        at_peak=parts,
+        peak_bytes=phases[name][0],
+        phase=name.rstrip(" 0123456789"),
+        at_peak=phases[name][1],
         floor_bytes=line(one.floor_bytes, two.floor_bytes),
         activation_bytes=line(one.activation_bytes, two.activation_bytes),
+        phase_peaks=phases,
     )
 
 
