@@ -112,6 +112,7 @@ class TrainingSetup:
         config._attn_implementation = "sdpa"  # PyTorch's fused attention, as on a GPU
         if self.layers is not None:
             config.num_hidden_layers = self.layers
+        config.use_cache = False  # training keeps no cache (and checkpointing refuses one)
         return config
 
     def build(self) -> tuple[nn.Module, torch.optim.Optimizer]:
