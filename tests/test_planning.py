@@ -236,7 +236,7 @@ def test_lora_without_peft_says_what_to_install(monkeypatch):
 
 def test_the_command_prints_a_plan_and_refuses_bad_input(capsys):
     assert main(["unet", "--input-shape", "3,32,32", "--effective-batch", "8", "--budget",
-                 "0.01", "--optimizer", "sgd"]) == 0  # fmt: skip
+                 "1", "--optimizer", "sgd"]) == 0  # fmt: skip
     assert "micro_batch=" in capsys.readouterr().out
     assert main(["llama-9b", "--sequence-length", "8", "--effective-batch", "8",
                  "--budget", "24"]) == 2  # fmt: skip
