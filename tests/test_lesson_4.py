@@ -29,8 +29,8 @@ VALUES = {
     "fits": "fits",
     "step and rule": "[step_extra, rule['optimizer step']]",
     "CNN peak phase": "highest.name",
-    "7B floor": "floor_7b['total']",
-    "sequence": "sequence",
+    "7B floor": "floor_7b",
+    "sequence": "[sequence, checkpointed]",
     "floor over one GPU": "floor_over_gpu",
     "per micro-batch and N": "[per_micro_batch, n_7b]",
 }
@@ -120,11 +120,21 @@ def test_lesson_4_finds_the_peak_and_the_rule_matches(lesson):
     # Adam's loop temporaries: equal to the 4 digits the lesson prints (measured 12 B apart)
     assert step == pytest.approx(rule, rel=1e-3)
     assert value["CNN peak phase"].startswith("backward ")
-    # The real-model arithmetic, by hand: 16 bytes x 7e9, 34 x 4096 x 32 x 4096 bytes.
-    assert value["7B floor"] == 16 * 7e9
-    assert value["sequence"] == 34 * 4096 * 32 * 4096
-    assert value["floor over one GPU"] == pytest.approx(1.4)
-    assert value["per micro-batch and N"] == [3, 8]
+    # The real model, traced by the planner, against arithmetic by hand. Mistral-7B's
+    # published dimensions: 32 layers of q, k, v, o (8 KV heads of 128), a SwiGLU MLP of
+    # 14,336 and two RMSNorms; embeddings and an untied output layer of 32,000 x 4,096.
+    weights = 32 * (4096 * 4096 * 2 + 4096 * 1024 * 2 + 4096 * 14336 * 3 + 2 * 4096)
+    weights += 32000 * 4096 * 2 + 4096
+    assert weights == 7_241_732_096
+    # float32 weights, float32 gradients, two float32 moments (each rounded to 512 bytes)
+    assert value["7B floor"] == pytest.approx(16 * weights, rel=1e-5)
+    sequence, checkpointed = value["sequence"]
+    # checkpointing keeps at least each layer's bfloat16 input, far less than everything
+    assert 32 * 4096 * 4096 * 2 <= checkpointed < sequence / 4
+    gpu = 80 * 2**30
+    assert value["floor over one GPU"] == pytest.approx(16 * weights / gpu, rel=1e-5)
+    per_micro_batch = int((gpu - value["7B floor"] / 8) // sequence)
+    assert value["per micro-batch and N"] == [per_micro_batch, -(-192 // (8 * per_micro_batch))]
 
 
 def test_lesson_4_ends_with_the_self_check():

@@ -48,9 +48,13 @@ from gradacc_lessons.demos import (
     training,
 )
 from gradacc_lessons.figures import explorers, plots
+from gradacc_lessons.planning import fake_step, formulas, plot, predict, presets
+from gradacc_lessons.planning.segmentation import UNet
+from gradacc_lessons.planning.setup import TrainingSetup
 from gradacc_lessons.quiz import attempts, language, questions, selfcheck
 
 matplotlib.use("Agg")
+plan = importlib.import_module("gradacc_lessons.planning.plan")  # the package exports plan()
 
 
 def public_functions() -> dict[str, object]:
@@ -102,6 +106,17 @@ def within(context, call):
         return call()
 
 
+def tiny_unet() -> nn.Module:
+    return UNet(classes=2, width=4, depth=1)
+
+
+UNET_SETUP = TrainingSetup(tiny_unet, input_shape=(3, 16, 16), optimizer="sgd")
+
+
+def linear_batch(size: int):
+    return torch.zeros(size, 4), torch.zeros(size, 3)
+
+
 def plain() -> nn.Module:
     with device.seeded(0):
         return nn.Linear(4, 3)
@@ -118,11 +133,48 @@ NO_ARGUMENTS = {  # nothing a learner could pass wrongly
     "demos.frameworks.tables.framework_defaults",
     "demos.frameworks.process.versions",
     "quiz.attempts.is_question",  # a predicate: any object is a fair question to it
+    "planning.cli.main",  # a command: argparse and exit code 2 answer bad input (test_planning)
     "demos.distributed.workers.counting_collectives",
 }
 
 # name -> [(argument the message must name, a call with a bad value of it)]
 BAD = {
+    "planning.fake_step.fake_step": [
+        ("micro_batch", lambda: fake_step.fake_step(
+            lambda: nn.Linear(4, 3), sgd, linear_batch, F.mse_loss, 0)),
+        ("loss_fn", lambda: fake_step.fake_step(
+            lambda: nn.Linear(4, 3), sgd, linear_batch, "mse", 2)),
+    ],
+    "planning.predict.trace": [
+        ("setup", lambda: predict.trace("gpt2", 1, 1, "cpu")),
+        ("allocator", lambda: predict.trace(UNET_SETUP, 1, 1, "tpu")),
+    ],
+    "planning.predict.traced_peak": [("allocator", lambda: predict.traced_peak(
+        UNET_SETUP, 1, 1, "gpu"))],
+    "planning.plan.measured_peak": [
+        ("setup", lambda: plan.measured_peak(None, 1, 1)),
+        ("size", lambda: plan.measured_peak(UNET_SETUP, 0, 1)),
+    ],
+    "planning.plan.plan": [
+        ("effective_batch", lambda: plan.plan(tiny_unet, 0, 1, input_shape=(3, 16, 16))),
+        ("budget", lambda: plan.plan(tiny_unet, 4, -1, input_shape=(3, 16, 16))),
+        ("model", lambda: plan.plan("gpt-5", 4, 1, sequence_length=8)),
+        ("input_shape", lambda: plan.plan(tiny_unet, 4, 1)),
+        ("sequence_length", lambda: plan.plan("gpt2", 4, 1, sequence_length=2048)),
+        ("allocator", lambda: plan.plan(tiny_unet, 4, 1, input_shape=(3, 8, 8), allocator="x")),
+    ],
+    "planning.presets.budget_bytes": [
+        ("budget", lambda: presets.budget_bytes(0)),
+        ("GPU", lambda: presets.budget_bytes("rtx-9090")),
+    ],
+    "planning.plot.plot_plan": [("plan", lambda: plot.plot_plan({"micro_batch": 2}))],
+    "planning.formulas.accelerate_peak_bytes": [
+        ("parameters", lambda: formulas.accelerate_peak_bytes(0)),
+        ("precision", lambda: formulas.accelerate_peak_bytes(10, "fp8")),
+    ],
+    "planning.formulas.transformer_math_bytes": [
+        ("heads", lambda: formulas.transformer_math_bytes(10, 2, 8, 0, 4, 1)),
+    ],
     "accumulate.split_batch": [
         ("accumulation_steps", lambda: accumulate.split_batch(X, Y, True)),
         ("accumulation_steps", lambda: accumulate.split_batch(X, Y, 0)),
@@ -712,6 +764,7 @@ NOT_CALLED = {  # name -> why no test calls it here (where else it is exercised)
     "demos.distributed.workers.token_gradients": "needs a process group (test_distributed)",
     "demos.distributed.launch.run_ddp": "starts processes (test_distributed, marker distributed)",
     "quiz.selfcheck.run_text_quiz": "reads answers from input() (test_selfcheck)",
+    "planning.cli.main": "a command line; test_planning runs it",
     **{
         home(frameworks, name): "trains for seconds, most with a framework (test_frameworks)"
         for name in [
@@ -751,6 +804,20 @@ def with_scheduler(loop):
 
 
 CALLS = {
+    "planning.fake_step.fake_step": lambda: fake_step.fake_step(
+        lambda: nn.Linear(4, 3), sgd, linear_batch, F.mse_loss, 2),
+    "planning.predict.trace": lambda: predict.trace(UNET_SETUP, 2, 2, "cpu"),
+    "planning.predict.traced_peak": lambda: predict.traced_peak(UNET_SETUP, 2, 1, "cuda"),
+    "planning.plan.measured_peak": lambda: plan.measured_peak(UNET_SETUP, 2, 1),
+    "planning.plan.plan": lambda: plan.plan(
+        tiny_unet, 8, 0.002, input_shape=(3, 16, 16), optimizer="sgd"),
+    "planning.presets.budget_bytes": lambda: presets.budget_bytes("T4"),
+    "planning.plot.plot_plan": lambda: plot.plot_plan(plan.Plan(
+        "m", 8, 2**30, 2, 4, 2**29, "backward", {}, 2**28, 2**31,
+        ((1, 2**28), (2, 2**29), (8, 2**31)), (), "a test")),
+    "planning.formulas.accelerate_peak_bytes": lambda: formulas.accelerate_peak_bytes(10),
+    "planning.formulas.transformer_math_bytes": lambda: formulas.transformer_math_bytes(
+        10, 2, 8, 2, 4, 1),
     "accumulate.split_batch": lambda: accumulate.split_batch(X, Y, np.int64(2)),
     "accumulate.full_batch_gradients": lambda: accumulate.full_batch_gradients(
         BN, F.cross_entropy, X, Y),

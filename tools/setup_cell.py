@@ -40,7 +40,9 @@ SETUP_CELL = _INSTALL + _SEEDS
 # Lessons that need one of the course's optional extras (pyproject.toml): the extra, and
 # the modules it brings. Their setup cell also installs the extra where one is missing.
 EXTRAS = {
+    "04_peak_memory.ipynb": ("frameworks", ("transformers",)),  # the 7B model's config
     "07_frameworks.ipynb": ("frameworks", ("transformers", "accelerate", "lightning")),
+    "09_plan_a_real_fine_tune.ipynb": ("frameworks", ("transformers", "peft")),
 }
 
 
@@ -56,6 +58,7 @@ def setup_cell_for(notebook: str) -> str:
         return SETUP_CELL
     extra, modules = EXTRAS[notebook]
     names = ", ".join(f'"{name}"' for name in modules)  # as ruff formats a tuple of strings
+    names += "," if len(modules) == 1 else ""  # a tuple of one needs its comma
     install_extra = f"""
 needed = ({names})  # this lesson's optional extra
 if any(importlib.util.find_spec(name) is None for name in needed):

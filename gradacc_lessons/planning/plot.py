@@ -1,0 +1,42 @@
+"""The plan's figure: the peak of a window against the micro-batch, with the budget line."""
+
+from __future__ import annotations
+
+from gradacc_lessons.figures.plots import axes_for
+from gradacc_lessons.planning.presets import GiB
+
+
+def plot_plan(plan, ax=None, title: str | None = None):
+    """Peak (GiB) against micro-batch size (log scale), the budget dashed, the plan marked.
+
+    >>> from gradacc_lessons.planning.plan import Plan
+    >>> p = Plan("m", 8, 3 * GiB, 2, 4, 2 * GiB, "backward", {}, GiB, 5 * GiB,
+    ...          ((1, GiB), (2, 2 * GiB), (8, 5 * GiB)), (), "test")
+    >>> fig, ax = plot_plan(p)
+    >>> len(ax.lines)
+    3
+    """
+    from gradacc_lessons.planning.plan import Plan
+
+    if not isinstance(plan, Plan):
+        raise ValueError(f"plan must be a Plan (from gradacc_lessons.planning.plan), got {plan!r}")
+    fig, ax = axes_for(ax)
+    sizes = [size for size, _ in plan.curve]
+    peaks = [peak / GiB for _, peak in plan.curve]
+    ax.plot(sizes, peaks, "o-", color="tab:blue", label="peak of a window")
+    ax.axhline(plan.budget_bytes / GiB, color="tab:red", linestyle="--", label="budget")
+    if plan.fits:
+        ax.plot(
+            [plan.micro_batch],
+            [plan.peak_bytes / GiB],
+            "*",
+            color="tab:green",
+            markersize=14,
+            label=f"plan: {plan.micro_batch} × N={plan.accumulation_steps}",
+        )
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("micro-batch size (samples)")
+    ax.set_ylabel("peak memory (GiB)")
+    ax.set_title(title or f"{plan.model}: effective batch {plan.effective_batch}")
+    ax.legend(fontsize="small")
+    return fig, ax
