@@ -226,8 +226,8 @@ BAD = {
         ("norm", lambda: batchnorm.gradient_error("mlp", "instance", 2)),
     ],
     "demos.batchnorm.compute_batchnorm_errors": [
-        ("ns", lambda: batchnorm.compute_batchnorm_errors(ns=())),
-        ("samples", lambda: batchnorm.compute_batchnorm_errors(ns=(1,), samples=True)),
+        ("accumulation_steps", lambda: batchnorm.compute_batchnorm_errors(accumulation_steps=())),
+        ("samples", lambda: batchnorm.compute_batchnorm_errors((1,), samples=True)),
     ],
     "demos.batchnorm.compute_fixes": [
         ("accumulation_steps", lambda: batchnorm.compute_fixes(accumulation_steps=-2)),
@@ -244,7 +244,7 @@ BAD = {
         ("momentum", lambda: batchnorm.running_stats_error(2, momentum=0.0)),
     ],
     "demos.batchnorm.compute_running_stats": [
-        ("ns", lambda: batchnorm.compute_running_stats(ns=[])),
+        ("accumulation_steps", lambda: batchnorm.compute_running_stats(accumulation_steps=[])),
     ],
     "demos.checkpointing.block_forwards_per_step": [
         ("model", lambda: checkpointing.block_forwards_per_step(plain(), X, Y)),
@@ -671,7 +671,7 @@ BAD = {
         ("length", lambda: batchnorm.single_sample_facts(length=1)),
     ],
     "demos.batchnorm.replicas_vs_accumulation": [
-        ("micro_batch", lambda: batchnorm.replicas_vs_accumulation(micro_batch=1)),
+        ("micro_batch_size", lambda: batchnorm.replicas_vs_accumulation(micro_batch_size=1)),
         ("kind", lambda: batchnorm.replicas_vs_accumulation(2, 4, kind="rnn")),
     ],
     "demos.training.schedule_lengths": [
