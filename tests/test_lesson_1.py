@@ -91,7 +91,8 @@ def test_lesson_1_shows_the_bugs_and_the_fix(lesson):
 def test_lesson_1_shows_equal_training(lesson, optimizer):
     text, _ = lesson
     prefix = optimizer + r" +{} +after 20 steps: parameters differ by"
-    # measured after 20-200 steps: <= 4.7e-7 in float32, <= 5.7e-16 in float64 (docs/measurements.md)
+    # measured after 20-200 steps: <= 4.7e-7 in float32, <= 5.7e-16 in float64
+    # (docs/measurements.md)
     assert number_after(text, prefix.format("float32")) < 1e-4
     assert number_after(text, prefix.format("float64")) < 1e-10
 

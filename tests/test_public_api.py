@@ -363,7 +363,7 @@ BAD = {
     ],
     "demos.pitfalls.uneven_errors": [("sizes", lambda: pitfalls.uneven_errors([]))],
     "demos.pitfalls.compute_uneven_curves": [
-        ("ns", lambda: pitfalls.compute_uneven_curves(ns=())),
+        ("accumulation_steps", lambda: pitfalls.compute_uneven_curves(accumulation_steps=())),
         ("spreads", lambda: pitfalls.compute_uneven_curves(spreads=(1.5,))),
     ],
     "demos.token_pitfalls.compute_token_errors": [
@@ -875,7 +875,7 @@ CALLS = {
     "figures.explorers.accumulation_explorer": lambda: explorers.accumulation_explorer(
         BN, F.cross_entropy, X, Y, 4),
     "figures.explorers.spread_report": lambda: explorers.spread_report(
-        0.5, {"buggy": 0.1, "fixed": 1e-16, "tokens_per_micro_batch": [3, 4]}),
+        0.5, token_pitfalls.TokenErrors([3, 4], broken=0.1, fixed=1e-16, max_abs_fixed=0.0)),
     "figures.explorers.spread_explorer": lambda: explorers.spread_explorer(2),
     "figures.explorers.static_view": lambda: explorers.static_view("N = 4", png=b"png"),
     "figures.explorers.describe_plan": lambda: explorers.describe_plan(
