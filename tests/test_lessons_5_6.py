@@ -40,8 +40,9 @@ LESSON_6 = {
     "levers": "[[r.checkpoint, r.accumulation_steps, r.peak_bytes, r.block_forwards]"
     " for r in rows]",
     "autocast ratios": "list(ratios.values())",
-    "bfloat16 windows": "[[n, e['16-bit .grad'], e['float32 buffers']] for n, e in errors.items()]",
-    "skipped": "skips['skipped']",
+    "bfloat16 windows": "[list(row) for row in"
+    " zip(errors.accumulation_steps, errors.grad_errors, errors.buffer_errors)]",
+    "skipped": "skips.skipped",
     "FSDP collectives": "result.fsdp_collectives and [[strategy, every, c['all-gather'],"
     " c['reduce-scatter']] for (strategy, every), c in result.fsdp_collectives.items()]",
     "idle with 4 micro-batches": "idle[4]",

@@ -575,7 +575,8 @@ BAD = {
         ("model", lambda: precision.float32_gradients("model").__enter__())
     ],
     "precision.accumulation_dtype_errors": [
-        ("ns", lambda: precision.accumulation_dtype_errors(plain(), F.cross_entropy, X, Y, [])),
+        ("accumulation_steps", lambda: precision.accumulation_dtype_errors(
+            plain(), F.cross_entropy, X, Y, [])),
         ("dtype", lambda: precision.accumulation_dtype_errors(
             plain(), F.cross_entropy, X, Y, [2], dtype=torch.float64)),
     ],
