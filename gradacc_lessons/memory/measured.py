@@ -37,6 +37,7 @@ from torch import nn
 
 from gradacc_lessons.accumulate import check_batch, scalar_loss, split_batch
 from gradacc_lessons.checks import as_count, as_counts, as_positive
+from gradacc_lessons.display import Result, Table
 from gradacc_lessons.memory.instruments import _peak_tracker, _SavedTensorCounter
 
 MiB = 2**20
@@ -51,8 +52,8 @@ PARTS = tuple(LABELS)
 ANALYTIC_METHOD = "analytic: parameters + gradients + optimizer state + activations per sample × b"
 
 
-@dataclass(frozen=True)
-class MemoryReport:
+@dataclass(frozen=True, repr=False)
+class MemoryReport(Result):
     """Peak memory of one effective batch and what it is made of, in bytes."""
 
     peak_bytes: int
@@ -75,31 +76,16 @@ class MemoryReport:
         """What the peak holds beyond the four parts: temporaries of backward and the step."""
         return max(0, self.peak_bytes - self.floor_bytes - self.activation_bytes)
 
-    def __repr__(self) -> str:
-        parts = ", ".join(f"{name}={format_bytes(getattr(self, name))}" for name in PARTS)
-        return (
-            f"MemoryReport(peak={format_bytes(self.peak_bytes)}, {parts}, "
-            f"micro_batch={self.micro_batch}, accumulation_steps={self.accumulation_steps}, "
-            f"device={self.device!r}, method={self.method!r})"
-        )
-
-    def _repr_html_(self) -> str:
-        # Hand-built (issue 25.2): to be drawn by `display.Table`, the course's one table, when
-        # the lesson's results become objects; its HTML differs (no bold total row, no caption).
+    def table(self) -> Table:
         rows = [("peak", self.peak_bytes)]
         rows += [(label, getattr(self, name)) for name, label in LABELS.items()]
         rows.append(("other (temporaries)", self.other_bytes))
-        body = "".join(
-            f"<tr><td>{name}</td><td style='text-align:right'>{value:,}</td>"
-            f"<td style='text-align:right'>{value / MiB:.3f}</td></tr>"
-            for name, value in rows
+        cells = [(part, f"{value:,}", f"{value / MiB:.3f}") for part, value in rows]
+        title = (
+            f"memory of one effective batch: {self.accumulation_steps} × micro-batch ≤ "
+            f"{self.micro_batch} on {self.device} ({self.method})"
         )
-        return (
-            f"<table><caption>memory of one effective batch: {self.accumulation_steps} × "
-            f"micro-batch ≤ {self.micro_batch} on {self.device}<br>"
-            f"<small>{self.method}</small></caption>"
-            f"<tr><th>part</th><th>bytes</th><th>MiB</th></tr>{body}</table>"
-        )
+        return Table(("part", "bytes", "MiB"), cells, title)
 
 
 def measure_training_memory(
