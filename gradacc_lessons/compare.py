@@ -98,10 +98,11 @@ def accumulation_errors(
     loss_fn,
     inputs: torch.Tensor,
     targets: torch.Tensor,
-    ns: list[int],
+    accumulation_steps: list[int],
     normalize: str = "samples",
 ) -> list[float]:
-    """The relative error of accumulated against full-batch gradients, for each N in `ns`.
+    """The relative error of accumulated against full-batch gradients, for each N in
+    `accumulation_steps`.
 
     >>> model = torch.nn.Linear(3, 2)
     >>> x, y = torch.randn(10, 3), torch.randint(2, (10,))
@@ -115,7 +116,9 @@ def accumulation_errors(
         full_batch_gradients,
     )
 
-    ns = as_counts("ns", ns, fix="each N is a number of micro-batches")
+    accumulation_steps = as_counts(
+        "accumulation_steps", accumulation_steps, fix="each N is a number of micro-batches"
+    )
     as_choice("normalize", normalize, NORMALIZATIONS)
     full = full_batch_gradients(model, loss_fn, inputs, targets)
     return [
@@ -123,7 +126,7 @@ def accumulation_errors(
             full,
             accumulated_gradients(model, loss_fn, inputs, targets, n, normalize=normalize),
         )
-        for n in ns
+        for n in accumulation_steps
     ]
 
 

@@ -187,9 +187,9 @@ def accumulation_dtype_errors(
     (0.0, True)
     """
     check_autocast_dtype(dtype)
-    ns = as_counts("accumulation_steps", accumulation_steps)
+    accumulation_steps = as_counts("accumulation_steps", accumulation_steps)
     grad_errors, buffer_errors = [], []
-    for n in ns:
+    for n in accumulation_steps:
         low = copy.deepcopy(model).to(dtype)
         chunks = split_batch(inputs, targets, n)
         arrived, summed = _sum_in_grad(low, loss_fn, chunks, len(inputs), dtype)
@@ -198,7 +198,9 @@ def accumulation_dtype_errors(
         exact = {name: torch.stack(parts).double().sum(0) for name, parts in arrived.items()}
         grad_errors.append(relative_error(exact, summed))
         buffer_errors.append(relative_error(exact, buffers))
-    return DtypeErrors(list(ns), str(dtype).removeprefix("torch."), grad_errors, buffer_errors)
+    return DtypeErrors(
+        list(accumulation_steps), str(dtype).removeprefix("torch."), grad_errors, buffer_errors
+    )
 
 
 def _backward_all(model, loss_fn, chunks, batch: int, dtype) -> None:

@@ -21,7 +21,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.distributed]  # lesson 6 starts DDP 
 LESSON_5 = {
     "accumulated vs large": "vars(accumulated_vs_large)",
     "small vs large": "vars(small_vs_large)",
-    "last lr": "{label: values[-1] for label, values in lrs.items()}",
+    "last lr": "{'optimizer steps': lrs.by_optimizer_steps[-1],"
+    " 'len(dataloader)': lrs.by_len_dataloader[-1]}",
     "micro-batches per epoch": "len(epoch)",
     "graphs after each epoch": "[counts[len(epoch) - 1], counts[-1]]",
     "graphs with drop_last": "counts_drop_last[-1]",

@@ -193,8 +193,10 @@ BAD = {
     "compare.compare_tensors": [("shape", lambda: compare.compare_tensors({"w": X}, {"w": Y}))],
     "compare.parameters_of": [("model", lambda: compare.parameters_of({"w": X}))],
     "compare.accumulation_errors": [
-        ("ns", lambda: compare.accumulation_errors(plain(), F.cross_entropy, X, Y, [])),
-        ("ns", lambda: compare.accumulation_errors(plain(), F.cross_entropy, X, Y, [1, True])),
+        ("accumulation_steps", lambda: compare.accumulation_errors(
+            plain(), F.cross_entropy, X, Y, [])),
+        ("accumulation_steps", lambda: compare.accumulation_errors(
+            plain(), F.cross_entropy, X, Y, [1, True])),
         ("normalize", lambda: compare.accumulation_errors(
             plain(), F.cross_entropy, X, Y, [1], normalize="tokenz")),
     ],
@@ -358,6 +360,10 @@ BAD = {
         ("windows", lambda: pitfalls.compute_schedules(windows=0)),
     ],
     "demos.pitfalls.schedule_damage": [("schedules", lambda: pitfalls.schedule_damage({}))],
+    "demos.pitfalls.damage_table": [("damages", lambda: pitfalls.damage_table([]))],
+    "demos.token_pitfalls.two_rule_table": [
+        ("models", lambda: token_pitfalls.two_rule_table([{"test_loss": 1.0}])),
+    ],
     "demos.pitfalls.compute_reduction_errors": [
         ("accumulation_steps", lambda: pitfalls.compute_reduction_errors(accumulation_steps=0)),
     ],
@@ -487,7 +493,7 @@ BAD = {
             plain(), sgd(plain()), F.cross_entropy, X, Y, [2, 99])),
     ],
     "memory.measured.memory_by_accumulation_steps": [
-        ("ns", lambda: memory.memory_by_accumulation_steps(
+        ("accumulation_steps", lambda: memory.memory_by_accumulation_steps(
             plain(), sgd(plain()), F.cross_entropy, X, Y, [0])),
     ],
     "planner.plan_accumulation": [
@@ -851,6 +857,9 @@ CALLS = {
     "demos.pitfalls.schedule_damage": lambda: pitfalls.schedule_damage(
         pitfalls.compute_schedules(2, 2, 4, 2)),
     "demos.pitfalls.compute_reduction_errors": lambda: pitfalls.compute_reduction_errors(2, 8),
+    "demos.pitfalls.damage_table": lambda: pitfalls.damage_table([pitfalls.Damage("x", 0.1, 0.0)]),
+    "demos.token_pitfalls.two_rule_table": lambda: token_pitfalls.two_rule_table(
+        [token_pitfalls.TwoRuleModel("tokens", True, 0.2, 1.0, 0.5)]),
     "demos.pitfalls.uneven_errors": lambda: pitfalls.uneven_errors([6, 2]),
     "demos.pitfalls.compute_uneven_curves": lambda: pitfalls.compute_uneven_curves(
         (2,), (0.0,), 0.5, 2, 8),

@@ -121,14 +121,14 @@ def compute_batchnorm_errors(
     >>> errors.batchnorm_mlp[0] < 1e-12 < errors.batchnorm_mlp[1]
     True
     """
-    ns = as_counts("accumulation_steps", accumulation_steps)
+    accumulation_steps = as_counts("accumulation_steps", accumulation_steps)
     samples = as_count("samples", samples, minimum=2)
 
     def errors(kind, norm):
-        return [gradient_error(kind, norm, n, samples) for n in ns]
+        return [gradient_error(kind, norm, n, samples) for n in accumulation_steps]
 
     return NormErrors(
-        list(ns),
+        list(accumulation_steps),
         samples,
         errors("mlp", "batch"),
         errors("cnn", "batch"),
@@ -286,13 +286,13 @@ def compute_running_stats(
     >>> compute_running_stats(accumulation_steps=(8,)).weight_on_new_data[0] > 0.5
     True
     """
-    ns = as_counts("accumulation_steps", accumulation_steps)
-    plain = [running_stats_error(n, momentum) for n in ns]
-    fixed = [running_stats_error(n, compensating_momentum(momentum, n)) for n in ns]
+    accumulation_steps = as_counts("accumulation_steps", accumulation_steps)
+    plain = [running_stats_error(n, momentum) for n in accumulation_steps]
+    fixed = [running_stats_error(n, compensating_momentum(momentum, n)) for n in accumulation_steps]
     return RunningStats(
-        list(ns),
+        list(accumulation_steps),
         momentum,
-        [1 - (1 - momentum) ** n for n in ns],
+        [1 - (1 - momentum) ** n for n in accumulation_steps],
         [e["mean"] for e in plain],
         [e["var"] for e in plain],
         [e["mean"] for e in fixed],

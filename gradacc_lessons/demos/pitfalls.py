@@ -109,13 +109,14 @@ class Damage(Result):
 
 
 def damage_table(damages: list) -> Table:
-    """One row per pitfall: the broken loop's error and the fix's (anything with `pitfall`,
-    `broken` and `fixed`).
+    """One row per pitfall: the broken loop's error and the fix's.
 
     >>> damage_table([Damage("logged loss", 0.25, 0.0)])
     pitfall      broken    fixed
     logged loss   25.0%  0.0e+00
     """
+    if not damages or not all(isinstance(d, Damage) for d in damages):
+        raise ValueError(f"damages must be a non-empty list of Damage, got {damages!r}")
     rows = [(d.pitfall, f"{d.broken:.1%}", f"{d.fixed:.1e}") for d in damages]
     return Table(("pitfall", "broken", "fixed"), rows)
 
@@ -438,19 +439,19 @@ def compute_uneven_curves(
     >>> curves.naive_by_spread[0] < 1e-12
     True
     """
-    ns = as_counts("accumulation_steps", accumulation_steps)
+    accumulation_steps = as_counts("accumulation_steps", accumulation_steps)
     if not spreads:
         raise ValueError("spreads must hold at least one spread from 0 to below 1")
     for value in (*spreads, spread):
         as_fraction("spreads", value, one_allowed=False)
     as_count("accumulation_steps_for_spreads", accumulation_steps_for_spreads)
     as_count("batch", batch)
-    by_n = [uneven_errors(uneven_sizes(batch, n, spread)) for n in ns]
+    by_n = [uneven_errors(uneven_sizes(batch, n, spread)) for n in accumulation_steps]
     by_spread = [
         uneven_errors(uneven_sizes(batch, accumulation_steps_for_spreads, s)) for s in spreads
     ]
     return UnevenCurves(
-        list(ns),
+        list(accumulation_steps),
         spread,
         [e["naive"] for e in by_n],
         [e["samples"] for e in by_n],

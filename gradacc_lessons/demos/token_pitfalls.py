@@ -150,6 +150,10 @@ class TwoRuleModel(Result):
 
 def two_rule_table(models: list[TwoRuleModel]) -> Table:
     """One row per trained model: how it was normalised and ordered, and how it scores."""
+    if not models or not all(isinstance(m, TwoRuleModel) for m in models):
+        raise ValueError(
+            f"models must be a non-empty list of what train_two_rule_model returns, got {models!r}"
+        )
     rows = [
         (
             m.normalize,

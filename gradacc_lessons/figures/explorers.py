@@ -97,11 +97,12 @@ def accumulation_explorer(model, loss_fn, inputs, targets, max_n: int = 16) -> E
     # A snapshot: later cells of the lesson train `model`; the explorer must not follow it.
     model = copy.deepcopy(model)
     inputs, targets = inputs.clone(), targets.clone()
-    ns = list(range(1, max_n + 1))
-    curves = {
-        "weighted by samples": accumulation_errors(model, loss_fn, inputs, targets, ns, "samples"),
-        "naive: loss / N": accumulation_errors(model, loss_fn, inputs, targets, ns, "naive"),
-    }
+    accumulation_steps = list(range(1, max_n + 1))
+
+    def errors(normalize):
+        return accumulation_errors(model, loss_fn, inputs, targets, accumulation_steps, normalize)
+
+    curves = {"weighted by samples": errors("samples"), "naive: loss / N": errors("naive")}
     full = full_batch_gradients(model, loss_fn, inputs, targets)
     slider = widgets.IntSlider(value=4, min=1, max=max_n, description="N")
     recipe = widgets.ToggleButtons(options=[("by samples", "samples"), ("naive", "naive")])
@@ -118,7 +119,11 @@ def accumulation_explorer(model, loss_fn, inputs, targets, max_n: int = 16) -> E
             full, accumulated_gradients(model, loss_fn, inputs, targets, n, normalize=normalize)
         )
         # a PNG, not display(fig): a figure displayed in a callback drew blank
-        png = _png(plot_errors(ns, curves, "micro-batches N", integer_x=True, marker_x=n)[0])
+        png = _png(
+            plot_errors(accumulation_steps, curves, "micro-batches N", integer_x=True, marker_x=n)[
+                0
+            ]
+        )
         text = f"N = {n}, micro-batch sizes {sizes}, recipe: {normalize}"
         explorer.snapshot_html = static_view(text, table._repr_html_(), png)
         with output:

@@ -277,10 +277,10 @@ def memory_by_accumulation_steps(
     loss_fn: Callable,
     inputs: torch.Tensor,
     targets: torch.Tensor,
-    ns: list[int],
+    accumulation_steps: list[int],
 ) -> list[MemoryReport]:
     """Measured memory of one effective batch (all of `inputs`) split into N micro-batches, for
-    each N in `ns`.
+    each N in `accumulation_steps`.
 
     >>> model = torch.nn.Linear(4, 2)
     >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -289,8 +289,13 @@ def memory_by_accumulation_steps(
     >>> [r.micro_batch for r in reports]
     [8, 2]
     """
-    ns = as_counts("ns", ns, maximum=check_batch(inputs, targets))
-    return [measure_training_memory(model, optimizer, loss_fn, inputs, targets, n) for n in ns]
+    accumulation_steps = as_counts(
+        "accumulation_steps", accumulation_steps, maximum=check_batch(inputs, targets)
+    )
+    return [
+        measure_training_memory(model, optimizer, loss_fn, inputs, targets, n)
+        for n in accumulation_steps
+    ]
 
 
 def _check_optimizer(optimizer) -> None:
