@@ -74,10 +74,13 @@ class Table:
 
     def __repr__(self) -> str:
         cells = [list(map(str, self.headers))] + [[_cell(v) for v in row] for row in self.rows]
-        widths = [max(len(row[i]) for row in cells) for i in range(len(self.headers))]
+        columns = list(zip(*cells))
+        widths = [max(map(len, column)) for column in columns]
+        # figures right-aligned, words (and the first column) left-aligned
+        right = [i > 0 and all(map(_is_number, column[1:])) for i, column in enumerate(columns)]
         lines = [
             "  ".join(
-                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))
+                c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right)
             ).rstrip()
             for row in cells
         ]
@@ -105,6 +108,15 @@ class Result:
 
     def _repr_html_(self) -> str:
         return self.table()._repr_html_()
+
+
+def _is_number(text: str) -> bool:
+    """A figure (right-aligned in text), as opposed to words (left-aligned)."""
+    try:
+        float(text.replace(",", "").removesuffix("%"))
+    except ValueError:
+        return text in ("True", "False")
+    return True
 
 
 def _cell(value):
