@@ -6,7 +6,6 @@ scraped from its printed text; the text is checked only where the wording is the
 
 from __future__ import annotations
 
-import re
 import time
 
 import psutil
@@ -47,6 +46,7 @@ LESSON_6 = {
     "FSDP collectives": "result.fsdp_collectives and [[strategy, every, c['all-gather'],"
     " c['reduce-scatter']] for (strategy, every), c in result.fsdp_collectives.items()]",
     "idle with 4 micro-batches": "idle[4]",
+    "communication volumes": "[list(row) for row in volumes.rows]",
 }
 
 
@@ -164,9 +164,9 @@ def test_lesson_6_precision_memory_and_bfloat16_windows(lesson6):
 
 
 def test_lesson_6_sharding_volumes_and_the_pipeline(lesson6):
-    text, value = lesson6[:2]
-    # communication_table's printed row: the lesson keeps these volumes in no variable.
-    assert re.search(r"^FULL_SHARD +12 +9 +1\.33$", text, re.M)  # 3N and 2N + 1 for N = 4
+    value = lesson6[1]
+    # communication_table's row for FULL_SHARD: 3N and 2N + 1 volumes for N = 4
+    assert ["FULL_SHARD", 12, 9, "1.33"] in value["communication volumes"]
     full_shard = [row for row in value["FSDP collectives"] if row[0] == "FULL_SHARD"]
     assert full_shard == [
         ["FULL_SHARD", True, 8, 4],  # sync every micro-batch
