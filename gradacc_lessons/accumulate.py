@@ -6,13 +6,15 @@ or mixed precision) and the checks they share.
 
 Glossary (the names used everywhere in the course):
 
-- micro_batch: the small batch that one forward and backward pass sees; as a number, its
-  size in samples (a micro-batch's place in its window is its `position`);
+- micro_batch: the small batch that one forward and backward pass sees, an (inputs, targets)
+  pair (never a size; its place in its window is its `position`);
+- micro_batch_size: the samples in one micro-batch;
 - micro_batches: a list of micro-batches, each an (inputs, targets) pair;
-- accumulation_steps: how many micro-batches add their gradients before one update (N);
+- accumulation_steps: how many micro-batches add their gradients before one update (N); a
+  list of values of N to try is `accumulation_steps` too (never `ns` or `steps`: a step is
+  one optimizer update);
 - window: the accumulation_steps micro-batches between two optimizer steps;
-- effective_batch: all the samples of one window, the batch the update stands for;
-- ns: a list of values of N to try (never `steps`: a step is one optimizer update).
+- effective_batch: all the samples of one window, the batch the update stands for.
 """
 
 from __future__ import annotations

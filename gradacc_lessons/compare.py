@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 
 from gradacc_lessons.checks import as_choice, as_counts
+from gradacc_lessons.display import Result, Table
 
 
 def relative_error(reference: dict[str, torch.Tensor], other: dict[str, torch.Tensor]) -> float:
@@ -39,7 +40,7 @@ class Difference:
     relative: float  # relative_error of this tensor alone
 
 
-class Comparison:
+class Comparison(Result):
     """Per-tensor differences between two {name: tensor} dicts, and the overall relative error."""
 
     def __init__(self, rows: list[Difference], reference: dict, other: dict):
@@ -51,33 +52,11 @@ class Comparison:
         """The largest absolute difference over all tensors."""
         return max(row.max_abs for row in self.rows)
 
-    def __str__(self) -> str:
-        width = max(len("parameter"), *(len(row.name) for row in self.rows))
-        lines = [f"{'parameter':<{width}}  {'max abs diff':>12}  {'rel. error':>12}"]
-        for row in self.rows:
-            lines.append(f"{row.name:<{width}}  {row.max_abs:12.3e}  {row.relative:12.3e}")
-        lines.append(f"{'all':<{width}}  {self.max_abs:12.3e}  {self.relative:12.3e}")
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        return (
-            f"Comparison(tensors={len(self.rows)}, "
-            f"max_abs={self.max_abs:.3e}, relative={self.relative:.3e})"
-        )
-
-    def _repr_html_(self) -> str:
-        # Hand-built (issue 25.2): to be drawn by `display.Table`, the course's one table, when
-        # the lesson's results become objects; its HTML differs (no bold total row, no caption).
-        cells = "".join(
-            f"<tr><td><code>{row.name}</code></td><td>{row.max_abs:.3e}</td>"
-            f"<td>{row.relative:.3e}</td></tr>"
-            for row in self.rows
-        )
-        return (
-            "<table><thead><tr><th>parameter</th><th>max abs diff</th><th>relative error</th>"
-            f"</tr></thead><tbody>{cells}<tr><td><b>all</b></td><td><b>{self.max_abs:.3e}</b>"
-            f"</td><td><b>{self.relative:.3e}</b></td></tr></tbody></table>"
-        )
+    def table(self) -> Table:
+        rows = [(row.name, row.max_abs, row.relative) for row in self.rows]
+        rows.append(("all", self.max_abs, self.relative))
+        cells = [(name, f"{max_abs:.3e}", f"{relative:.3e}") for name, max_abs, relative in rows]
+        return Table(("parameter", "max abs diff", "relative error"), cells)
 
 
 def compare_tensors(
@@ -119,10 +98,11 @@ def accumulation_errors(
     loss_fn,
     inputs: torch.Tensor,
     targets: torch.Tensor,
-    ns: list[int],
+    accumulation_steps: list[int],
     normalize: str = "samples",
 ) -> list[float]:
-    """The relative error of accumulated against full-batch gradients, for each N in `ns`.
+    """The relative error of accumulated against full-batch gradients, for each N in
+    `accumulation_steps`.
 
     >>> model = torch.nn.Linear(3, 2)
     >>> x, y = torch.randn(10, 3), torch.randint(2, (10,))
@@ -136,7 +116,9 @@ def accumulation_errors(
         full_batch_gradients,
     )
 
-    ns = as_counts("ns", ns, fix="each N is a number of micro-batches")
+    accumulation_steps = as_counts(
+        "accumulation_steps", accumulation_steps, fix="each N is a number of micro-batches"
+    )
     as_choice("normalize", normalize, NORMALIZATIONS)
     full = full_batch_gradients(model, loss_fn, inputs, targets)
     return [
@@ -144,7 +126,7 @@ def accumulation_errors(
             full,
             accumulated_gradients(model, loss_fn, inputs, targets, n, normalize=normalize),
         )
-        for n in ns
+        for n in accumulation_steps
     ]
 
 

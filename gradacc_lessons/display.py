@@ -1,8 +1,8 @@
 """How the course shows things: a table of results, and a widget.
 
 `Table` is the course's one table: rows of values under a header, drawn as text in a
-terminal (`__repr__`) and as HTML in a notebook (`_repr_html_`). A result object draws
-itself with it.
+terminal (`__repr__`) and as HTML in a notebook (`_repr_html_`). A demo's result object
+subclasses `Result`: it says what its `table()` is, and shows itself as that table.
 
 A widget is shown live where a kernel runs, as static HTML where none does.
 
@@ -56,28 +56,67 @@ def show_widget(widget, fallback_html: str) -> None:
 
 @dataclass(frozen=True)
 class Table:
-    """Rows of values with a header: plain text in a terminal, an HTML table in a notebook."""
+    """Rows of values with a header: plain text in a terminal, an HTML table in a notebook.
+
+    A value that is a string is shown as it is: a result formats its own figures
+    (a percentage, a number of bytes) when the default (`_cell`) would not read well.
+
+    >>> print(Table(("N", "error"), [(1, 0.5), (4, 2e-7)], title="float64"))
+    float64
+    N     error
+    1       0.5
+    4  2.00e-07
+    """
 
     headers: tuple
     rows: list
+    title: str = ""  # a line above the table (a caption in HTML)
 
     def __repr__(self) -> str:
-        cells = [list(self.headers)] + [[_cell(v) for v in row] for row in self.rows]
-        widths = [max(len(row[i]) for row in cells) for i in range(len(self.headers))]
-        return "\n".join(
+        cells = [list(map(str, self.headers))] + [[_cell(v) for v in row] for row in self.rows]
+        columns = list(zip(*cells))
+        widths = [max(map(len, column)) for column in columns]
+        # figures right-aligned, words (and the first column) left-aligned
+        right = [i > 0 and all(map(_is_number, column[1:])) for i, column in enumerate(columns)]
+        lines = [
             "  ".join(
-                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))
-            )
+                c.rjust(w) if r else c.ljust(w) for c, w, r in zip(row, widths, right)
+            ).rstrip()
             for row in cells
-        )
+        ]
+        return "\n".join([self.title] * bool(self.title) + lines)
 
     def _repr_html_(self) -> str:
+        caption = f"<caption>{html.escape(self.title)}</caption>" if self.title else ""
         head = "".join(f"<th>{html.escape(str(h))}</th>" for h in self.headers)
         body = "".join(
             "<tr>" + "".join(f"<td>{html.escape(_cell(v))}</td>" for v in row) + "</tr>"
             for row in self.rows
         )
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+class Result:
+    """What a demo returns: a frozen dataclass (declared with ``repr=False``) whose `table()`
+    shows it, as text in a terminal and as HTML in a notebook. Tests read its fields."""
+
+    def table(self) -> Table:
+        raise NotImplementedError(f"{type(self).__name__} must say what its table() is")
+
+    def __repr__(self) -> str:
+        return repr(self.table())
+
+    def _repr_html_(self) -> str:
+        return self.table()._repr_html_()
+
+
+def _is_number(text: str) -> bool:
+    """A figure (right-aligned in text), as opposed to words (left-aligned)."""
+    try:
+        float(text.replace(",", "").removesuffix("%"))
+    except ValueError:
+        return text in ("True", "False")
+    return True
 
 
 def _cell(value):

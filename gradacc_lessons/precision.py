@@ -22,6 +22,7 @@ import contextlib
 import copy
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -38,6 +39,7 @@ from gradacc_lessons.accumulate import (
 )
 from gradacc_lessons.checks import as_count, as_counts, as_positive
 from gradacc_lessons.compare import relative_error
+from gradacc_lessons.display import Result, Table
 
 DTYPES = AUTOCAST_DTYPES  # what autocast computes in
 
@@ -140,15 +142,37 @@ def float32_gradients(model: nn.Module) -> Iterator[dict[str, torch.Tensor]]:
             handle.remove()
 
 
+@dataclass(frozen=True, repr=False)
+class DtypeErrors(Result):
+    """For each N, the relative error of a window's gradient added up in a 16-bit `.grad`,
+    and in float32 buffers, against the same micro-batch gradients added in float64."""
+
+    accumulation_steps: list[int]
+    dtype: str  # the 16-bit dtype of the parameters and of .grad
+    grad_errors: list[float]  # added up by autograd in the 16-bit .grad
+    buffer_errors: list[float]  # added up in float32 buffers
+
+    def table(self) -> Table:
+        rows = [
+            (n, f"{grad:.2%}", f"{buffer:.1e}")
+            for n, grad, buffer in zip(
+                self.accumulation_steps, self.grad_errors, self.buffer_errors
+            )
+        ]
+        headers = ("N", f"window added in a {self.dtype} .grad", "in float32 buffers")
+        return Table(headers, rows, "error of the window's gradient")
+
+
 def accumulation_dtype_errors(
     model: nn.Module,
     loss_fn: Callable,
     inputs: torch.Tensor,
     targets: torch.Tensor,
-    ns: Sequence[int],
+    accumulation_steps: Sequence[int],
     dtype: torch.dtype = torch.bfloat16,
-) -> dict[int, dict[str, float]]:
-    """The error that adding up a window in a `dtype` `.grad` adds, for each N in `ns`.
+) -> DtypeErrors:
+    """The error that adding up a window in a `dtype` `.grad` adds, for each N in
+    `accumulation_steps`.
 
     A copy of the model is cast to `dtype` (parameters and gradients in 16 bits, as in
     many LLM fine-tunings). For each N the batch runs as N micro-batches; their gradients
@@ -159,24 +183,24 @@ def accumulation_dtype_errors(
     >>> model = torch.nn.Linear(8, 3)
     >>> x, y = torch.randn(16, 8), torch.randint(3, (16,))
     >>> errors = accumulation_dtype_errors(model, torch.nn.functional.cross_entropy, x, y, [1, 16])
-    >>> errors[1]["16-bit .grad"], errors[16]["16-bit .grad"] > errors[16]["float32 buffers"]
+    >>> errors.grad_errors[0], errors.grad_errors[1] > errors.buffer_errors[1]
     (0.0, True)
     """
     check_autocast_dtype(dtype)
-    ns = as_counts("ns", ns)
-    errors = {}
-    for n in ns:
+    accumulation_steps = as_counts("accumulation_steps", accumulation_steps)
+    grad_errors, buffer_errors = [], []
+    for n in accumulation_steps:
         low = copy.deepcopy(model).to(dtype)
         chunks = split_batch(inputs, targets, n)
         arrived, summed = _sum_in_grad(low, loss_fn, chunks, len(inputs), dtype)
         with float32_gradients(low) as buffers:
             _backward_all(low, loss_fn, chunks, len(inputs), dtype)
         exact = {name: torch.stack(parts).double().sum(0) for name, parts in arrived.items()}
-        errors[n] = {
-            "16-bit .grad": relative_error(exact, summed),
-            "float32 buffers": relative_error(exact, buffers),
-        }
-    return errors
+        grad_errors.append(relative_error(exact, summed))
+        buffer_errors.append(relative_error(exact, buffers))
+    return DtypeErrors(
+        list(accumulation_steps), str(dtype).removeprefix("torch."), grad_errors, buffer_errors
+    )
 
 
 def _backward_all(model, loss_fn, chunks, batch: int, dtype) -> None:
@@ -256,6 +280,27 @@ def train_mixed_precision(
     )  # fmt: skip
 
 
+@dataclass(frozen=True, repr=False)
+class SkippedSteps(Result):
+    """Per window of a float16 run: whether the GradScaler skipped the step, and the learning
+    rate (a fraction of the peak) the next step uses when the scheduler steps after every
+    window and when it steps after updates only."""
+
+    skipped: list[bool]
+    lr_every_window: list[float]
+    lr_after_updates: list[float]
+
+    def table(self) -> Table:
+        rows = [
+            (window, skipped, f"{every:.3f}", f"{after:.3f}")
+            for window, (skipped, every, after) in enumerate(
+                zip(self.skipped, self.lr_every_window, self.lr_after_updates)
+            )
+        ]
+        headers = ("window", "step skipped", "lr, scheduler every window", "after updates only")
+        return Table(headers, rows)
+
+
 def compute_skipped_steps(
     model: nn.Module,
     loss_fn: Callable,
@@ -263,7 +308,7 @@ def compute_skipped_steps(
     accumulation_steps: int,
     init_scale: float = 2.0**24,
     warmup_steps: int = 8,
-) -> dict[str, list]:
+) -> SkippedSteps:
     """float16 windows whose first steps the GradScaler skips, with a linear warm-up schedule.
 
     Trains two copies of `model` (SGD): one steps its scheduler after every window
@@ -274,7 +319,7 @@ def compute_skipped_steps(
     >>> mbs = [(torch.randn(8, 4), torch.randint(2, (8,)))] * 8
     >>> result = compute_skipped_steps(torch.nn.Linear(4, 2), torch.nn.functional.cross_entropy,
     ...                                mbs, 2, init_scale=2.0**100)
-    >>> result["skipped"]
+    >>> result.skipped
     [True, True, True, True]
     """
     accumulation_steps = as_count("accumulation_steps", accumulation_steps)
@@ -303,7 +348,7 @@ def compute_skipped_steps(
                     scheduler.step()
                 result["skipped"].append(any(e.kind == "skipped" for e in events))
             result[label].append(optimizer.param_groups[0]["lr"])
-    return result
+    return SkippedSteps(result["skipped"], result["every window"], result["after updates only"])
 
 
 def _device_type(model: nn.Module) -> str:

@@ -79,19 +79,24 @@ def test_eval_mode_batchnorm_matches_and_float32_within_tolerance(kind):
 
 
 def test_errors_against_n():
-    errors = compute_batchnorm_errors(ns=(1, 2, 8, 32))
-    bn1d, bn2d = errors["BatchNorm1d MLP"], errors["BatchNorm2d CNN"]
+    errors = compute_batchnorm_errors(accumulation_steps=(1, 2, 8, 32))
+    assert errors.accumulation_steps == [1, 2, 8, 32]
+    bn1d, bn2d = errors.batchnorm_mlp, errors.batchnorm_cnn
     assert bn1d[0] < 1e-12 and bn2d[0] < 1e-12  # N = 1 is the full batch
     assert bn1d[1] < bn1d[2] < bn1d[3]  # smaller micro-batches, worse statistics
     assert min(bn1d[1:] + bn2d[1:]) > 1e-2
-    assert max(errors["LayerNorm MLP"] + errors["GroupNorm CNN"]) < 1e-12
+    assert max(errors.layernorm_mlp + errors.groupnorm_cnn) < 1e-12
+    assert "BatchNorm1d MLP" in repr(errors) and "<table>" in errors._repr_html_()
+    assert f"{bn1d[3]:.2e}" in repr(errors).splitlines()[-1]  # N = 32, micro-batches of 2
 
 
 def test_fixes_table():
     fixes = compute_fixes(accumulation_steps=4)
-    exact = [k for k in fixes if "train mode" not in k]
-    assert len(exact) == 6 and max(fixes[k] for k in exact) < 1e-12
-    assert fixes["BatchNorm1d, train mode"] > 1e-2 and fixes["BatchNorm2d, train mode"] > 1e-2
+    exact = [v for k, v in vars(fixes).items() if k.endswith(("eval", "norm_mlp", "norm_cnn"))]
+    assert len(exact) == 6 and max(exact) < 1e-12
+    assert fixes.batchnorm_mlp_train > 1e-2 and fixes.batchnorm_cnn_train > 1e-2
+    row = ["BatchNorm1d,", "train", "mode", f"{fixes.batchnorm_mlp_train:.1e}"]
+    assert row in [line.split() for line in repr(fixes).splitlines()]
 
 
 def test_forward_itself_depends_on_the_split():
@@ -123,11 +128,12 @@ def test_running_stats_by_hand():
 
 
 def test_running_stats_errors_and_compensation():
-    stats = compute_running_stats(ns=(1, 2, 8))
-    assert stats["weight_on_new_data"] == pytest.approx([0.1, 0.19, 1 - 0.9**8])
-    assert stats["mean_error"][0] < 1e-12
-    assert stats["mean_error"][2] > 1.0  # 57 % of the weight instead of 10 %
-    for plain, fixed in zip(stats["mean_error"][1:], stats["mean_error_compensated"][1:]):
+    stats = compute_running_stats(accumulation_steps=(1, 2, 8))
+    assert stats.weight_on_new_data == pytest.approx([0.1, 0.19, 1 - 0.9**8])
+    assert stats.mean_error[0] < 1e-12
+    assert stats.mean_error[2] > 1.0  # 57 % of the weight instead of 10 %
+    assert "0.0131" in repr(stats).splitlines()[-1]  # m_N at N = 8: 1 - 0.9 ** (1/8)
+    for plain, fixed in zip(stats.mean_error[1:], stats.mean_error_compensated[1:]):
         assert fixed < 0.05 < plain
     assert running_stats_error(8, momentum=compensating_momentum(0.1, 8))["var"] < 0.05
 
@@ -149,10 +155,11 @@ def test_micro_batch_of_one_with_batchnorm1d_fails():
 
 def test_dropout_matches_in_distribution_and_exactly_with_shipped_masks():
     result = compute_dropout_comparison(seeds=40)
-    assert result["mean cosine, same seed"] < 0.95  # the same seed still draws other masks
-    averaged = result["cosine of the averages over 40 seeds"]
-    assert averaged > result["mean cosine, same seed"] and averaged > 0.9
-    assert result["masks travel with the samples"] < 1e-12 and result["eval mode"] < 1e-12
+    assert result.mean_cosine < 0.95  # the same seed still draws other masks
+    averaged = result.cosine_of_averages
+    assert averaged > result.mean_cosine and averaged > 0.9
+    assert result.masks_with_samples < 1e-12 and result.eval_mode < 1e-12
+    assert "cosine of the averages over 40 seeds" in repr(result)
 
 
 def test_shipped_masks_by_hand():
@@ -185,16 +192,16 @@ def test_same_seed_dropout_masks_differ_between_split_and_full_batch():
 
 def test_one_value_per_channel_collapses_to_beta_and_pytorch_refuses_only_that():
     facts = single_sample_facts(channels=6, length=4, seed=3)
-    assert facts["largest |output - beta|, by hand"] == 0.0
-    assert facts["gradient before the layer, by hand"] == 0.0
-    assert "more than 1 value per channel" in facts["PyTorch, (1, C) input"]
+    assert facts.output_minus_beta == 0.0
+    assert facts.gradient_before == 0.0
+    assert "more than 1 value per channel" in facts.one_value_per_channel
     # (1, C, L): PyTorch normalises each channel over the L positions of the one sample;
     # the same by hand.
     layer, x = nn.BatchNorm1d(6).train(), torch.randn(1, 6, 4, dtype=torch.float64)
     layer = layer.double()
     mean, var = x.mean(dim=(0, 2), keepdim=True), x.var(dim=(0, 2), unbiased=False, keepdim=True)
     torch.testing.assert_close(layer(x), (x - mean) / torch.sqrt(var + layer.eps))
-    assert "trains" in facts["PyTorch, (1, C, L) input"]
+    assert "trains" in facts.several_values_per_channel
 
 
 def test_set_batchnorm_momentum_reaches_every_batchnorm():
@@ -203,12 +210,12 @@ def test_set_batchnorm_momentum_reaches_every_batchnorm():
     assert [m.momentum for m in model.modules() if hasattr(m, "momentum")] == [0.05, 0.05]
 
 
-@pytest.mark.parametrize("kind, replicas, micro_batch", [("mlp", 8, 32), ("cnn", 4, 16)])
+@pytest.mark.parametrize("kind, replicas, micro_batch_size", [("mlp", 8, 32), ("cnn", 4, 16)])
 def test_accumulating_n_micro_batches_is_n_devices_with_plain_batchnorm(
-    kind, replicas, micro_batch
+    kind, replicas, micro_batch_size
 ):
-    errors = replicas_vs_accumulation(replicas, micro_batch, kind)
+    errors = replicas_vs_accumulation(replicas, micro_batch_size, kind)
     # The same computation in another order: float64 rounding at most.
-    assert errors["devices with plain BatchNorm"] < 1e-12
+    assert errors.plain_batchnorm < 1e-12
     # SyncBatchNorm normalises with all samples: the full batch, which accumulation misses.
-    assert errors["one batch (SyncBatchNorm)"] > 1e-3
+    assert errors.sync_batchnorm > 1e-3

@@ -71,7 +71,11 @@ def test_both_levers_lower_the_measured_peak(rows):
     assert peak[(False, 4)] < peak[(False, 1)]
     assert peak[(True, 4)] < min(peak[(True, 1)], peak[(False, 4)])
     assert [r.block_forwards for r in rows] == [1.0, 2.0, 1.0, 2.0]
-    assert len(levers_table(rows).splitlines()) == 5
+    table = levers_table(rows)
+    assert len(repr(table).splitlines()) == 5 and len(table.rows) == 4
+    assert (
+        table.rows[1][:2] == (True, 1) and table.rows[1][2] == f"{rows[1].peak_bytes / 2**20:.2f}"
+    )
 
 
 @pytest.mark.parametrize(
@@ -92,8 +96,8 @@ def test_sharded_bytes_by_hand(stage, no_sync, expected):
 
 
 def test_sharding_table_and_errors():
-    table = sharding_table(2**30, world_size=8)  # 4 GiB of float32 parameters
-    assert table.splitlines()[1].split()[-2:] == ["16.0", "16.0"]  # DDP: 4 + 4 + 8 GiB
+    table = repr(sharding_table(2**30, world_size=8))  # 4 GiB of float32 parameters
+    assert table.splitlines()[2].split()[-2:] == ["16.0", "16.0"]  # DDP: 4 + 4 + 8 GiB
     assert table.splitlines()[-1].split()[-2:] == ["2.0", "5.5"]  # FSDP; no_sync keeps 4 GiB
     with pytest.raises(ValueError, match="stage"):
         sharded_bytes(10, 2, stage=4)

@@ -27,7 +27,7 @@ VALUES = {
     "last timing": "[timing.accumulation_steps[-1], timing.slowdown[-1],"
     " timing.saving_over_small_batches[-1]]",
     "fits": "fits",
-    "step and rule": "[step_extra, rule['optimizer step']]",
+    "step and rule": "[step_extra, rule.step_bytes]",
     "CNN peak phase": "highest.name",
     "7B floor": "floor_7b",
     "sequence": "[sequence, checkpointed]",

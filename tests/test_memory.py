@@ -342,10 +342,12 @@ def test_reports_read_well():
     opt = torch.optim.Adam(model.parameters())
     report = measure_training_memory(model, opt, nn.MSELoss(), *conv_data(4))
     text, html = repr(report), report._repr_html_()
-    assert text.startswith("MemoryReport(peak=") and "KiB" in text and "device='cpu'" in text
+    assert text.startswith("memory of one effective batch: 1 × micro-batch ≤ 4 on cpu")
     for word in ("peak", "parameters", "gradients", "optimizer", "activations", "profiler"):
-        assert word in html
-    assert f"{report.peak_bytes:,}" in html
+        assert word in html and word in text
+    assert f"<td>{report.peak_bytes:,}</td>" in html
+    assert text.splitlines()[2].split() == ["peak", f"{report.peak_bytes:,}",
+                                            f"{report.peak_bytes / 2**20:.3f}"]  # fmt: skip
 
 
 def test_devices_without_peak_statistics_fall_back_to_the_sum_of_the_parts():

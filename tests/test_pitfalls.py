@@ -216,12 +216,19 @@ def test_measured_damage_of_each_pitfall(measure):
 
 def test_reductions_and_uneven_curves():
     errors = damage.compute_reduction_errors(accumulation_steps=4)
-    assert errors["mean loss, divided by N"] < 1e-12 and errors["sum loss, no scaling"] < 1e-12
-    assert errors["mean loss, no scaling"] == pytest.approx(3.0)  # 4x the gradient: error N - 1
-    assert errors["sum loss, divided by N"] == pytest.approx(0.75)  # 1/4 of it: error 1 - 1/N
-    curves = damage.compute_uneven_curves(ns=(2, 4), spreads=(0.0, 0.9))
-    assert curves["spread"]["naive"][0] < 1e-12 < 1e-2 < curves["spread"]["naive"][1]
-    assert max(curves["n"]["samples"] + curves["spread"]["samples"]) < 1e-12
+    assert errors.mean_divided < 1e-12 and errors.sum_not_divided < 1e-12
+    assert errors.mean_not_divided == pytest.approx(3.0)  # 4x the gradient: error N - 1
+    assert errors.sum_divided == pytest.approx(0.75)  # 1/4 of it: error 1 - 1/N
+    assert "mean loss, no scaling 3.0e+00" in " ".join(repr(errors).split())
+    curves = damage.compute_uneven_curves(accumulation_steps=(2, 4), spreads=(0.0, 0.9))
+    assert curves.naive_by_spread[0] < 1e-12 < 1e-2 < curves.naive_by_spread[1]
+    assert max(curves.samples_by_n + curves.samples_by_spread) < 1e-12
+    assert [line.split()[:3] for line in repr(curves).splitlines()[2:]] == [
+        ["N", "=", "2"],
+        ["N", "=", "4"],
+        ["spread", "0", "0.0%"],
+        ["spread", "0.9", f"{curves.naive_by_spread[1]:.1%}"],
+    ]
 
 
 @pytest.mark.parametrize(
@@ -310,8 +317,9 @@ def test_clipping_makes_the_scale_matter_to_adam_and_caps_sgd():
     effects = loss_scale.compute_loss_scale_effects(epochs=10, seed=2)
     # Without clipping Adam hardly notices (eps only); with clipping the clip factor changes
     # from window to window and Adam's moments mix them: a visible change.
-    assert effects["AdamW"] < 1e-3 < effects["AdamW, clipped"]
-    assert effects["SGD"] > 0.3 and effects["SGD, clipped"] > 0.3
+    assert effects.adamw < 1e-3 < effects.adamw_clipped
+    assert effects.sgd > 0.3 and effects.sgd_clipped > 0.3
+    assert "update error after 10 windows" in repr(effects)
 
 
 def _optimum_test_loss(short, long, lengths, normalize, grouped, steps=4):
@@ -353,16 +361,16 @@ def test_the_token_bug_trains_the_optimum_of_the_wrong_weights(short, long, leng
                 normalize, grouped, steps=300, short=short, long=long, lengths=lengths
             )
             results[normalize, grouped] = result
-            weight = result["weight of short-sequence tokens"]
+            weight = result.short_token_weight
             if normalize == "tokens":
                 assert weight == pytest.approx(share, rel=1e-12)
             # Trained to the end, the model sits at the optimum of the weights it was given
             # (300 Adam steps leave ~1e-3 of probability on the other classes; 3 % covers it).
             optimum = _optimum_test_loss(short, long, lengths, normalize, grouped)
-            assert result["test loss"] == pytest.approx(optimum, rel=0.03), (normalize, grouped)
+            assert result.test_loss == pytest.approx(optimum, rel=0.03), (normalize, grouped)
     # Grouped by length, the buggy weights are the micro-batches' (1/N each), far from the
     # tokens' share: a worse model than the fix, and worse than the bug on shuffled data.
     worst = results["naive", True]
-    assert abs(worst["weight of short-sequence tokens"] - share) > 0.15
-    assert worst["test loss"] > results["naive", False]["test loss"]
-    assert worst["test loss"] > 1.1 * results["tokens", True]["test loss"]
+    assert abs(worst.short_token_weight - share) > 0.15
+    assert worst.test_loss > results["naive", False].test_loss
+    assert worst.test_loss > 1.1 * results["tokens", True].test_loss

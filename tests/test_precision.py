@@ -264,17 +264,20 @@ def test_accumulation_dtype_errors_against_sums_by_hand(kind):
         model, x = SmallCNN(10), x.reshape(-1, 1, 8, 8)
     steps = [1, 4, 32, len(x)]
     errors = accumulation_dtype_errors(model, F.cross_entropy, x, y, steps)
-    for n in steps:
+    assert errors.accumulation_steps == steps and errors.dtype == "bfloat16"
+    for n, grad, buffer in zip(steps, errors.grad_errors, errors.buffer_errors):
         by_hand = _sum_by_hand(model, x, y, n, torch.bfloat16)
         # The same additions in the same order: equal but for float64's last bits.
-        assert errors[n]["16-bit .grad"] == pytest.approx(by_hand, rel=1e-9, abs=1e-12), n
+        assert grad == pytest.approx(by_hand, rel=1e-9, abs=1e-12), n
         # float32 buffers: rounding of float32 sums, measured <= 2e-8 here; 1e-6 leaves room
         # and is 1,000x below the 16-bit error of any N >= 4.
-        assert errors[n]["float32 buffers"] <= 1e-6, n
-    assert errors[1]["16-bit .grad"] == 0.0  # one micro-batch: nothing is added
+        assert buffer <= 1e-6, n
+    assert errors.grad_errors[0] == 0.0  # one micro-batch: nothing is added
     # Many small additions in 8 bits: the error grows with N, to the percent level.
-    assert errors[4]["16-bit .grad"] < errors[len(x)]["16-bit .grad"]
-    assert errors[len(x)]["16-bit .grad"] > 3e-3
+    assert errors.grad_errors[1] < errors.grad_errors[-1]
+    assert errors.grad_errors[-1] > 3e-3
+    last = repr(errors).splitlines()[-1].split()
+    assert last[:2] == [str(len(x)), f"{errors.grad_errors[-1]:.2%}"]
 
 
 def test_autocast_saves_16_bit_inputs_and_16_bit_weight_copies():
@@ -294,10 +297,11 @@ def test_skipped_steps_do_not_advance_a_scheduler_stepped_after_updates():
     torch.manual_seed(3)
     micro_batches = list(zip(x.split(16), y.split(16)))
     result = compute_skipped_steps(MLP(64, 10), F.cross_entropy, micro_batches, 2, 2.0**24, 8)
-    skipped = result["skipped"]
+    skipped = result.skipped
     assert any(skipped) and not all(skipped), skipped  # the scale falls until steps happen
     # By hand, from the warm-up factor min(1, (step + 1) / 8): the common loop steps its
     # scheduler every window; the fixed one only after real updates.
     updates = [sum(not s for s in skipped[: i + 1]) for i in range(len(skipped))]
-    assert result["every window"] == [min(1.0, (i + 2) / 8) for i in range(len(skipped))]
-    assert result["after updates only"] == [min(1.0, (u + 1) / 8) for u in updates]
+    assert result.lr_every_window == [min(1.0, (i + 2) / 8) for i in range(len(skipped))]
+    assert result.lr_after_updates == [min(1.0, (u + 1) / 8) for u in updates]
+    assert repr(result).splitlines()[1].split()[:2] == ["0", str(skipped[0])]

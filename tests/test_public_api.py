@@ -245,8 +245,10 @@ BAD = {
     "compare.compare_tensors": [("shape", lambda: compare.compare_tensors({"w": X}, {"w": Y}))],
     "compare.parameters_of": [("model", lambda: compare.parameters_of({"w": X}))],
     "compare.accumulation_errors": [
-        ("ns", lambda: compare.accumulation_errors(plain(), F.cross_entropy, X, Y, [])),
-        ("ns", lambda: compare.accumulation_errors(plain(), F.cross_entropy, X, Y, [1, True])),
+        ("accumulation_steps", lambda: compare.accumulation_errors(
+            plain(), F.cross_entropy, X, Y, [])),
+        ("accumulation_steps", lambda: compare.accumulation_errors(
+            plain(), F.cross_entropy, X, Y, [1, True])),
         ("normalize", lambda: compare.accumulation_errors(
             plain(), F.cross_entropy, X, Y, [1], normalize="tokenz")),
     ],
@@ -278,8 +280,8 @@ BAD = {
         ("norm", lambda: batchnorm.gradient_error("mlp", "instance", 2)),
     ],
     "demos.batchnorm.compute_batchnorm_errors": [
-        ("ns", lambda: batchnorm.compute_batchnorm_errors(ns=())),
-        ("samples", lambda: batchnorm.compute_batchnorm_errors(ns=(1,), samples=True)),
+        ("accumulation_steps", lambda: batchnorm.compute_batchnorm_errors(accumulation_steps=())),
+        ("samples", lambda: batchnorm.compute_batchnorm_errors((1,), samples=True)),
     ],
     "demos.batchnorm.compute_fixes": [
         ("accumulation_steps", lambda: batchnorm.compute_fixes(accumulation_steps=-2)),
@@ -296,7 +298,7 @@ BAD = {
         ("momentum", lambda: batchnorm.running_stats_error(2, momentum=0.0)),
     ],
     "demos.batchnorm.compute_running_stats": [
-        ("ns", lambda: batchnorm.compute_running_stats(ns=[])),
+        ("accumulation_steps", lambda: batchnorm.compute_running_stats(accumulation_steps=[])),
     ],
     "demos.checkpointing.block_forwards_per_step": [
         ("model", lambda: checkpointing.block_forwards_per_step(plain(), X, Y)),
@@ -410,12 +412,16 @@ BAD = {
         ("windows", lambda: pitfalls.compute_schedules(windows=0)),
     ],
     "demos.pitfalls.schedule_damage": [("schedules", lambda: pitfalls.schedule_damage({}))],
+    "demos.pitfalls.damage_table": [("damages", lambda: pitfalls.damage_table([]))],
+    "demos.token_pitfalls.two_rule_table": [
+        ("models", lambda: token_pitfalls.two_rule_table([{"test_loss": 1.0}])),
+    ],
     "demos.pitfalls.compute_reduction_errors": [
         ("accumulation_steps", lambda: pitfalls.compute_reduction_errors(accumulation_steps=0)),
     ],
     "demos.pitfalls.uneven_errors": [("sizes", lambda: pitfalls.uneven_errors([]))],
     "demos.pitfalls.compute_uneven_curves": [
-        ("ns", lambda: pitfalls.compute_uneven_curves(ns=())),
+        ("accumulation_steps", lambda: pitfalls.compute_uneven_curves(accumulation_steps=())),
         ("spreads", lambda: pitfalls.compute_uneven_curves(spreads=(1.5,))),
     ],
     "demos.token_pitfalls.compute_token_errors": [
@@ -539,7 +545,7 @@ BAD = {
             plain(), sgd(plain()), F.cross_entropy, X, Y, [2, 99])),
     ],
     "memory.measured.memory_by_accumulation_steps": [
-        ("ns", lambda: memory.memory_by_accumulation_steps(
+        ("accumulation_steps", lambda: memory.memory_by_accumulation_steps(
             plain(), sgd(plain()), F.cross_entropy, X, Y, [0])),
     ],
     "planner.plan_accumulation": [
@@ -627,7 +633,8 @@ BAD = {
         ("model", lambda: precision.float32_gradients("model").__enter__())
     ],
     "precision.accumulation_dtype_errors": [
-        ("ns", lambda: precision.accumulation_dtype_errors(plain(), F.cross_entropy, X, Y, [])),
+        ("accumulation_steps", lambda: precision.accumulation_dtype_errors(
+            plain(), F.cross_entropy, X, Y, [])),
         ("dtype", lambda: precision.accumulation_dtype_errors(
             plain(), F.cross_entropy, X, Y, [2], dtype=torch.float64)),
     ],
@@ -723,7 +730,7 @@ BAD = {
         ("length", lambda: batchnorm.single_sample_facts(length=1)),
     ],
     "demos.batchnorm.replicas_vs_accumulation": [
-        ("micro_batch", lambda: batchnorm.replicas_vs_accumulation(micro_batch=1)),
+        ("micro_batch_size", lambda: batchnorm.replicas_vs_accumulation(micro_batch_size=1)),
         ("kind", lambda: batchnorm.replicas_vs_accumulation(2, 4, kind="rnn")),
     ],
     "demos.training.schedule_lengths": [
@@ -917,6 +924,9 @@ CALLS = {
     "demos.pitfalls.schedule_damage": lambda: pitfalls.schedule_damage(
         pitfalls.compute_schedules(2, 2, 4, 2)),
     "demos.pitfalls.compute_reduction_errors": lambda: pitfalls.compute_reduction_errors(2, 8),
+    "demos.pitfalls.damage_table": lambda: pitfalls.damage_table([pitfalls.Damage("x", 0.1, 0.0)]),
+    "demos.token_pitfalls.two_rule_table": lambda: token_pitfalls.two_rule_table(
+        [token_pitfalls.TwoRuleModel("tokens", True, 0.2, 1.0, 0.5)]),
     "demos.pitfalls.uneven_errors": lambda: pitfalls.uneven_errors([6, 2]),
     "demos.pitfalls.compute_uneven_curves": lambda: pitfalls.compute_uneven_curves(
         (2,), (0.0,), 0.5, 2, 8),
@@ -942,7 +952,7 @@ CALLS = {
     "figures.explorers.accumulation_explorer": lambda: explorers.accumulation_explorer(
         BN, F.cross_entropy, X, Y, 4),
     "figures.explorers.spread_report": lambda: explorers.spread_report(
-        0.5, {"buggy": 0.1, "fixed": 1e-16, "tokens_per_micro_batch": [3, 4]}),
+        0.5, token_pitfalls.TokenErrors([3, 4], broken=0.1, fixed=1e-16, max_abs_fixed=0.0)),
     "figures.explorers.spread_explorer": lambda: explorers.spread_explorer(2),
     "figures.explorers.static_view": lambda: explorers.static_view("N = 4", png=b"png"),
     "figures.explorers.describe_plan": lambda: explorers.describe_plan(

@@ -284,10 +284,11 @@ def test_token_errors_grow_with_spread_and_sorting():
     even = compute_token_errors(0.0)
     spread = compute_token_errors(1.0)
     sorted_ = compute_token_errors(1.0, sort=True)
-    assert even["buggy"] < 1e-12 < 1e-2 < spread["buggy"] < sorted_["buggy"]
-    assert max(even["fixed"], spread["fixed"], sorted_["fixed"]) < 1e-12
+    assert even.broken < 1e-12 < 1e-2 < spread.broken < sorted_.broken
+    assert max(even.fixed, spread.fixed, sorted_.fixed) < 1e-12
     extreme = token_errors_for_lengths(torch.tensor([1] * 4 + [64] * 4), accumulation_steps=2)
-    assert extreme["tokens_per_micro_batch"] == [4, 256] and extreme["buggy"] > 1.0
+    assert extreme.tokens_per_micro_batch == [4, 256] and extreme.broken > 1.0
+    assert f"token mean / N {extreme.broken:.1%}" in " ".join(repr(extreme).split())
 
 
 def test_spread_explorer_shows_the_latest_value(capsys):
@@ -301,4 +302,4 @@ def test_spread_explorer_shows_the_latest_value(capsys):
         slider.value = value
     shown = capsys.readouterr().out.strip().split("spread of lengths")[-1]
     assert "spread of lengths" + shown == spread_report(0.3, compute_token_errors(0.3))
-    assert compute_token_errors(0.3)["buggy"] > 1e-2
+    assert compute_token_errors(0.3).broken > 1e-2

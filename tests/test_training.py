@@ -143,14 +143,21 @@ def test_plot_curves_draws_one_labelled_line_per_run(metric):
     matplotlib.pyplot.close(fig)
 
 
-@pytest.mark.parametrize("per_epoch, steps, epochs", [(8, 4, 5), (48, 4, 10), (10, 3, 2)])
-def test_a_schedule_sized_by_len_dataloader_never_finishes(per_epoch, steps, epochs):
-    lrs = schedule_lengths(per_epoch, steps, epochs, warmup=0.1)
-    updates = epochs * math.ceil(per_epoch / steps)
-    assert len(lrs["optimizer steps"]) == len(lrs["len(dataloader)"]) == updates
+@pytest.mark.parametrize(
+    "per_epoch, accumulation_steps, epochs", [(8, 4, 5), (48, 4, 10), (10, 3, 2)]
+)
+def test_a_schedule_sized_by_len_dataloader_never_finishes(per_epoch, accumulation_steps, epochs):
+    lrs = schedule_lengths(per_epoch, accumulation_steps, epochs, warmup=0.1)
+    updates = epochs * math.ceil(per_epoch / accumulation_steps)
+    assert len(lrs.by_optimizer_steps) == len(lrs.by_len_dataloader) == updates
+    lr_rows = {line.split()[0]: line.split()[1:] for line in repr(lrs).splitlines()[2:]}
+    assert lr_rows["len(dataloader)"][-1] == f"{lrs.by_len_dataloader[-1]:.2f}"
     # By hand: a cosine over T steps after round(0.1 T) warm-up steps, read at the last
     # update (step updates - 1); T = updates (right) or epochs x micro-batches (broken).
-    for label, total in (("optimizer steps", updates), ("len(dataloader)", epochs * per_epoch)):
+    for lr, total in (
+        (lrs.by_optimizer_steps, updates),
+        (lrs.by_len_dataloader, epochs * per_epoch),
+    ):
         warm = max(1, round(0.1 * total))
         last = updates - 1
         expected = (
@@ -158,8 +165,8 @@ def test_a_schedule_sized_by_len_dataloader_never_finishes(per_epoch, steps, epo
             if last < warm
             else 0.5 * (1 + math.cos(math.pi * (last - warm) / (total - warm)))
         )
-        assert lrs[label][-1] == pytest.approx(expected, abs=1e-12), label
-    assert lrs["len(dataloader)"][-1] > 0.5 > lrs["optimizer steps"][-1]
+        assert lr[-1] == pytest.approx(expected, abs=1e-12), total
+    assert lrs.by_len_dataloader[-1] > 0.5 > lrs.by_optimizer_steps[-1]
 
 
 def _micro_batches(sizes, features=6):

@@ -9,6 +9,7 @@ on its own and stay exact; so does BatchNorm in eval mode (fixed statistics).
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -19,6 +20,7 @@ from gradacc_lessons.checks import as_choice, as_count, as_counts, as_fraction
 from gradacc_lessons.compare import relative_error
 from gradacc_lessons.data import load_digits
 from gradacc_lessons.device import seeded
+from gradacc_lessons.display import Result, Table
 from gradacc_lessons.models import MLP, SmallCNN
 
 KINDS = ("mlp", "cnn")
@@ -81,48 +83,114 @@ def gradient_error(
     return relative_error(full, acc)
 
 
+@dataclass(frozen=True, repr=False)
+class NormErrors(Result):
+    """Gradient error against N (relative, float64) for four normalisations, one list each."""
+
+    accumulation_steps: list[int]  # the N of each column below
+    samples: int  # the batch split into N micro-batches
+    batchnorm_mlp: list[float]  # BatchNorm1d in an MLP
+    batchnorm_cnn: list[float]  # BatchNorm2d in a CNN
+    layernorm_mlp: list[float]
+    groupnorm_cnn: list[float]
+
+    def series(self) -> dict[str, list[float]]:
+        """The four error lists under their plot labels."""
+        return {
+            "BatchNorm1d MLP": self.batchnorm_mlp,
+            "BatchNorm2d CNN": self.batchnorm_cnn,
+            "LayerNorm MLP": self.layernorm_mlp,
+            "GroupNorm CNN": self.groupnorm_cnn,
+        }
+
+    def table(self) -> Table:
+        columns = zip(*self.series().values())
+        rows = [
+            (n, self.samples // n, *(f"{e:.2e}" for e in errors))
+            for n, errors in zip(self.accumulation_steps, columns)
+        ]
+        return Table(("N", "micro-batch size", *self.series()), rows, "gradient error")
+
+
 def compute_batchnorm_errors(
-    ns: tuple[int, ...] = (1, 2, 4, 8, 16), samples: int = 64
-) -> dict[str, list[float]]:
+    accumulation_steps: tuple[int, ...] = (1, 2, 4, 8, 16), samples: int = 64
+) -> NormErrors:
     """Gradient error against N for BatchNorm1d (MLP) and BatchNorm2d (CNN), with LayerNorm beside.
 
-    >>> errors = compute_batchnorm_errors(ns=(1, 2), samples=8)
-    >>> errors["BatchNorm1d MLP"][0] < 1e-12 < errors["BatchNorm1d MLP"][1]
+    >>> errors = compute_batchnorm_errors(accumulation_steps=(1, 2), samples=8)
+    >>> errors.batchnorm_mlp[0] < 1e-12 < errors.batchnorm_mlp[1]
     True
     """
-    ns, samples = as_counts("ns", ns), as_count("samples", samples, minimum=2)
-    rows = {
-        "BatchNorm1d MLP": ("mlp", "batch"),
-        "BatchNorm2d CNN": ("cnn", "batch"),
-        "LayerNorm MLP": ("mlp", "layer"),
-        "GroupNorm CNN": ("cnn", "group"),
-    }
-    errors = {
-        label: [gradient_error(k, n, N, samples) for N in ns] for label, (k, n) in rows.items()
-    }
-    return {"n": list(ns), **errors}
+    accumulation_steps = as_counts("accumulation_steps", accumulation_steps)
+    samples = as_count("samples", samples, minimum=2)
+
+    def errors(kind, norm):
+        return [gradient_error(kind, norm, n, samples) for n in accumulation_steps]
+
+    return NormErrors(
+        list(accumulation_steps),
+        samples,
+        errors("mlp", "batch"),
+        errors("cnn", "batch"),
+        errors("mlp", "layer"),
+        errors("cnn", "group"),
+    )
 
 
-def compute_fixes(accumulation_steps: int = 4, samples: int = 64) -> dict[str, float]:
+@dataclass(frozen=True, repr=False)
+class FixErrors(Result):
+    """Gradient error (relative, float64) of each way around BatchNorm, at one N."""
+
+    accumulation_steps: int
+    batchnorm_mlp_train: float  # BatchNorm1d, train mode: the problem
+    batchnorm_mlp_eval: float
+    layernorm_mlp: float
+    groupnorm_mlp: float
+    batchnorm_cnn_train: float  # BatchNorm2d, train mode: the problem
+    batchnorm_cnn_eval: float
+    groupnorm_cnn: float
+    layernorm_cnn: float  # LayerNorm = GroupNorm(1)
+
+    def table(self) -> Table:
+        rows = [
+            (label, f"{error:.1e}")
+            for label, error in (
+                ("BatchNorm1d, train mode", self.batchnorm_mlp_train),
+                ("BatchNorm1d, eval mode", self.batchnorm_mlp_eval),
+                ("LayerNorm (MLP)", self.layernorm_mlp),
+                ("GroupNorm (MLP)", self.groupnorm_mlp),
+                ("BatchNorm2d, train mode", self.batchnorm_cnn_train),
+                ("BatchNorm2d, eval mode", self.batchnorm_cnn_eval),
+                ("GroupNorm (CNN)", self.groupnorm_cnn),
+                ("LayerNorm = GroupNorm(1) (CNN)", self.layernorm_cnn),
+            )
+        ]
+        return Table(("way", "gradient error"), rows, f"N = {self.accumulation_steps}")
+
+
+def compute_fixes(accumulation_steps: int = 4, samples: int = 64) -> FixErrors:
     """Gradient error of each way around BatchNorm at the same N (float64).
 
     >>> fixes = compute_fixes(accumulation_steps=2, samples=8)
-    >>> fixes["BatchNorm1d, eval mode"] < 1e-12 < fixes["BatchNorm1d, train mode"]
+    >>> fixes.batchnorm_mlp_eval < 1e-12 < fixes.batchnorm_mlp_train
     True
     """
     as_count("accumulation_steps", accumulation_steps)
-    return {
-        "BatchNorm1d, train mode": gradient_error("mlp", "batch", accumulation_steps, samples),
-        "BatchNorm1d, eval mode": gradient_error("mlp", "batch", accumulation_steps, samples, True),
-        "LayerNorm (MLP)": gradient_error("mlp", "layer", accumulation_steps, samples),
-        "GroupNorm (MLP)": gradient_error("mlp", "group", accumulation_steps, samples),
-        "BatchNorm2d, train mode": gradient_error("cnn", "batch", accumulation_steps, samples),
-        "BatchNorm2d, eval mode": gradient_error("cnn", "batch", accumulation_steps, samples, True),
-        "GroupNorm (CNN)": gradient_error("cnn", "group", accumulation_steps, samples),
-        "LayerNorm = GroupNorm(1) (CNN)": gradient_error(
-            "cnn", "layer", accumulation_steps, samples
-        ),
-    }
+
+    def error(kind, norm, eval_mode=False):
+        return gradient_error(kind, norm, accumulation_steps, samples, eval_mode)
+
+    return FixErrors(
+        accumulation_steps,
+        error("mlp", "batch"),
+        error("mlp", "batch", eval_mode=True),
+        error("mlp", "layer"),
+        error("mlp", "group"),
+        error("cnn", "batch"),
+        error("cnn", "batch", eval_mode=True),
+        error("cnn", "group"),
+        error("cnn", "layer"),
+    )
 
 
 def forward_difference(kind: str, norm: str, accumulation_steps: int, samples: int = 64) -> float:
@@ -180,24 +248,56 @@ def running_stats_error(accumulation_steps: int, momentum: float = 0.1, samples:
     return errors
 
 
-def compute_running_stats(ns: tuple[int, ...] = (1, 2, 4, 8), momentum: float = 0.1) -> dict:
+@dataclass(frozen=True, repr=False)
+class RunningStats(Result):
+    """Against N: the weight N momentum updates put on new data, and the running-statistics
+    errors (relative) with the plain momentum and with the compensating one, m_N."""
+
+    accumulation_steps: list[int]
+    momentum: float
+    weight_on_new_data: list[float]
+    mean_error: list[float]
+    var_error: list[float]
+    mean_error_compensated: list[float]
+    var_error_compensated: list[float]
+
+    def table(self) -> Table:
+        headers = ("N", "m_N", "new data", "mean err", "var err", "with m_N: mean", "var")
+        rows = [
+            (n, f"{compensating_momentum(self.momentum, n):.4f}", *(f"{v:.1%}" for v in values))
+            for n, *values in zip(
+                self.accumulation_steps,
+                self.weight_on_new_data,
+                self.mean_error,
+                self.var_error,
+                self.mean_error_compensated,
+                self.var_error_compensated,
+            )
+        ]
+        return Table(headers, rows, f"BatchNorm running statistics, momentum {self.momentum}")
+
+
+def compute_running_stats(
+    accumulation_steps: tuple[int, ...] = (1, 2, 4, 8), momentum: float = 0.1
+) -> RunningStats:
     """Against N: weight on new data, and running-statistics errors with plain and compensated
     momentum.
 
-    >>> compute_running_stats(ns=(8,))["weight_on_new_data"][0] > 0.5
+    >>> compute_running_stats(accumulation_steps=(8,)).weight_on_new_data[0] > 0.5
     True
     """
-    ns = as_counts("ns", ns)
-    plain = [running_stats_error(n, momentum) for n in ns]
-    fixed = [running_stats_error(n, compensating_momentum(momentum, n)) for n in ns]
-    return {
-        "n": list(ns),
-        "weight_on_new_data": [1 - (1 - momentum) ** n for n in ns],
-        "mean_error": [e["mean"] for e in plain],
-        "var_error": [e["var"] for e in plain],
-        "mean_error_compensated": [e["mean"] for e in fixed],
-        "var_error_compensated": [e["var"] for e in fixed],
-    }
+    accumulation_steps = as_counts("accumulation_steps", accumulation_steps)
+    plain = [running_stats_error(n, momentum) for n in accumulation_steps]
+    fixed = [running_stats_error(n, compensating_momentum(momentum, n)) for n in accumulation_steps]
+    return RunningStats(
+        list(accumulation_steps),
+        momentum,
+        [1 - (1 - momentum) ** n for n in accumulation_steps],
+        [e["mean"] for e in plain],
+        [e["var"] for e in plain],
+        [e["mean"] for e in fixed],
+        [e["var"] for e in fixed],
+    )
 
 
 def single_sample_error() -> str:
@@ -232,7 +332,26 @@ def set_batchnorm_momentum(model: nn.Module, momentum: float) -> int:
 BATCHNORMS = (nn.BatchNorm1d, nn.BatchNorm2d, nn.BatchNorm3d)
 
 
-def single_sample_facts(channels: int = 4, length: int = 5, seed: int = 0) -> dict[str, object]:
+@dataclass(frozen=True, repr=False)
+class SingleSampleFacts(Result):
+    """What train-mode BatchNorm does with a micro-batch of one sample."""
+
+    output_minus_beta: float  # largest |output - beta|, computed by hand on a (1, C) input
+    gradient_before: float  # largest gradient reaching the layer before, by hand
+    one_value_per_channel: str  # what PyTorch does with a (1, C) input
+    several_values_per_channel: str  # ... and with a (1, C, L) input
+
+    def table(self) -> Table:
+        rows = [
+            ("largest |output - beta|, by hand", self.output_minus_beta),
+            ("gradient before the layer, by hand", self.gradient_before),
+            ("PyTorch, (1, C) input", self.one_value_per_channel),
+            ("PyTorch, (1, C, L) input", self.several_values_per_channel),
+        ]
+        return Table(("a micro-batch of one sample", "measured"), rows)
+
+
+def single_sample_facts(channels: int = 4, length: int = 5, seed: int = 0) -> SingleSampleFacts:
     """What train-mode BatchNorm does with a micro-batch of one sample, measured.
 
     - With one value per channel ((1, C) inputs), x - mean is exactly 0: computed by
@@ -242,7 +361,7 @@ def single_sample_facts(channels: int = 4, length: int = 5, seed: int = 0) -> di
       BatchNorm1d/2d train: the statistics are then those of the one sample.
 
     >>> facts = single_sample_facts()
-    >>> facts["largest |output - beta|, by hand"], facts["gradient before the layer, by hand"]
+    >>> facts.output_minus_beta, facts.gradient_before
     (0.0, 0.0)
     """
     channels = as_count("channels", channels)
@@ -258,12 +377,12 @@ def single_sample_facts(channels: int = 4, length: int = 5, seed: int = 0) -> di
     by_hand = (x - mean) / torch.sqrt(variance + layer.eps) * layer.weight + layer.bias
     (by_hand * torch.randn(1, channels, generator=generator)).sum().backward()
     sequence = torch.randn(1, channels, length, generator=generator)
-    return {
-        "largest |output - beta|, by hand": float((by_hand - layer.bias).detach().abs().max()),
-        "gradient before the layer, by hand": float(x.grad.abs().max()),
-        "PyTorch, (1, C) input": _error_of(layer, x.detach()),
-        "PyTorch, (1, C, L) input": f"trains: output shape {tuple(layer(sequence).shape)}",
-    }
+    return SingleSampleFacts(
+        float((by_hand - layer.bias).detach().abs().max()),
+        float(x.grad.abs().max()),
+        _error_of(layer, x.detach()),
+        f"trains: output shape {tuple(layer(sequence).shape)}",
+    )
 
 
 def _error_of(layer: nn.Module, x: torch.Tensor) -> str:
@@ -274,7 +393,31 @@ def _error_of(layer: nn.Module, x: torch.Tensor) -> str:
     return "no error"
 
 
-def replicas_vs_accumulation(replicas: int = 8, micro_batch: int = 32, kind: str = "mlp") -> dict:
+@dataclass(frozen=True, repr=False)
+class ReplicaErrors(Result):
+    """The gradient of `replicas` micro-batches accumulated on one device, against N devices
+    with plain BatchNorm and against one batch (SyncBatchNorm): relative errors, float64."""
+
+    replicas: int
+    micro_batch_size: int
+    plain_batchnorm: float  # against N devices with plain BatchNorm, gradients averaged
+    sync_batchnorm: float  # against one batch of all the samples (SyncBatchNorm)
+
+    def table(self) -> Table:
+        rows = [
+            ("devices with plain BatchNorm", f"{self.plain_batchnorm:.1e}"),
+            ("one batch (SyncBatchNorm)", f"{self.sync_batchnorm:.1e}"),
+        ]
+        title = (
+            f"{self.replicas} micro-batches of {self.micro_batch_size} accumulated, "
+            "relative error against"
+        )
+        return Table(("reference", "relative error"), rows, title)
+
+
+def replicas_vs_accumulation(
+    replicas: int = 8, micro_batch_size: int = 32, kind: str = "mlp"
+) -> ReplicaErrors:
     """N devices with plain BatchNorm against one device accumulating the same N micro-batches.
 
     Under DDP each device normalises its own micro-batch with plain BatchNorm, and the
@@ -283,13 +426,15 @@ def replicas_vs_accumulation(replicas: int = 8, micro_batch: int = 32, kind: str
     together: the full batch. Returns the relative error of the accumulated gradient
     against each (float64, biases feeding a BatchNorm left out).
 
-    >>> errors = replicas_vs_accumulation(replicas=2, micro_batch=8)
-    >>> errors["devices with plain BatchNorm"] < 1e-12 < errors["one batch (SyncBatchNorm)"]
+    >>> errors = replicas_vs_accumulation(replicas=2, micro_batch_size=8)
+    >>> errors.plain_batchnorm < 1e-12 < errors.sync_batchnorm
     True
     """
     replicas = as_count("replicas", replicas)
-    micro_batch = as_count("micro_batch", micro_batch, minimum=2, fix="BatchNorm needs two samples")
-    model, x, y = digits_problem(kind, "batch", replicas * micro_batch)
+    micro_batch_size = as_count(
+        "micro_batch_size", micro_batch_size, minimum=2, fix="BatchNorm needs two samples"
+    )
+    model, x, y = digits_problem(kind, "batch", replicas * micro_batch_size)
     accumulated = accumulated_gradients(model, F.cross_entropy, x, y, replicas)
     per_device = [
         full_batch_gradients(copy.deepcopy(model), F.cross_entropy, xb, yb)
@@ -300,7 +445,9 @@ def replicas_vs_accumulation(replicas: int = 8, micro_batch: int = 32, kind: str
     for name in biases_before_batchnorm(model):
         for gradients in (accumulated, averaged, full):
             del gradients[name]
-    return {
-        "devices with plain BatchNorm": relative_error(averaged, accumulated),
-        "one batch (SyncBatchNorm)": relative_error(full, accumulated),
-    }
+    return ReplicaErrors(
+        replicas,
+        micro_batch_size,
+        relative_error(averaged, accumulated),
+        relative_error(full, accumulated),
+    )

@@ -18,6 +18,7 @@ from torch.utils.checkpoint import checkpoint
 
 from gradacc_lessons.checks import as_count, as_counts
 from gradacc_lessons.device import seeded
+from gradacc_lessons.display import Table
 
 
 class Block(nn.Module):
@@ -137,16 +138,16 @@ def compare_memory_levers(
     return rows
 
 
-def levers_table(rows: list[LeverRow]) -> str:
-    """The rows of `compare_memory_levers` as a text table, sizes in MiB."""
+def levers_table(rows: list[LeverRow]) -> Table:
+    """The rows of `compare_memory_levers` as a table, sizes in MiB."""
     if not rows or not all(isinstance(r, LeverRow) for r in rows):
         raise ValueError(
             f"rows must be a non-empty list of LeverRow (compare_memory_levers), got {rows!r}"
         )
-    lines = [f"{'checkpoint':<11}{'N':>3}{'peak MiB':>10}{'activations MiB':>17}{'block fwd':>11}"]
-    for r in rows:
-        lines.append(
-            f"{str(r.checkpoint):<11}{r.accumulation_steps:>3}{r.peak_bytes / 2**20:>10.2f}"
-            f"{r.activation_bytes / 2**20:>17.2f}{r.block_forwards:>11.0f}"
-        )
-    return "\n".join(lines)
+    cells = [
+        (r.checkpoint, r.accumulation_steps, f"{r.peak_bytes / 2**20:.2f}",
+         f"{r.activation_bytes / 2**20:.2f}", f"{r.block_forwards:.0f}")
+        for r in rows
+    ]  # fmt: skip
+    headers = ("checkpoint", "N", "peak MiB", "activations MiB", "block fwd")
+    return Table(headers, cells)

@@ -10,6 +10,8 @@ and let it travel with the sample through the split.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -19,6 +21,7 @@ from gradacc_lessons.checks import as_count
 from gradacc_lessons.compare import relative_error
 from gradacc_lessons.data import make_classification
 from gradacc_lessons.device import seeded
+from gradacc_lessons.display import Result, Table
 
 
 class DropoutMLP(nn.Module):
@@ -82,11 +85,33 @@ def _cosine(a: dict, b: dict) -> float:
     return dot / norms**0.5
 
 
-def compute_dropout_comparison(seeds: int = 100, accumulation_steps: int = 4) -> dict[str, float]:
+@dataclass(frozen=True, repr=False)
+class DropoutComparison(Result):
+    """Full batch against accumulated with dropout (float64): cosines of the gradients per seed
+    and of their averages over the seeds, and the relative errors of the two exact ways."""
+
+    seeds: int
+    accumulation_steps: int
+    mean_cosine: float  # per seed (the same seed draws other masks), averaged
+    cosine_of_averages: float  # of the gradients averaged over the seeds
+    masks_with_samples: float  # relative error when each sample's mask travels with it
+    eval_mode: float  # relative error with dropout off
+
+    def table(self) -> Table:
+        rows = [
+            ("mean cosine, same seed", f"{self.mean_cosine:.3g}"),
+            (f"cosine of the averages over {self.seeds} seeds", f"{self.cosine_of_averages:.3g}"),
+            ("masks travel with the samples", f"{self.masks_with_samples:.3g}"),
+            ("eval mode", f"{self.eval_mode:.3g}"),
+        ]
+        return Table(("full batch vs accumulated", "value"), rows, f"N = {self.accumulation_steps}")
+
+
+def compute_dropout_comparison(seeds: int = 100, accumulation_steps: int = 4) -> DropoutComparison:
     """Full batch vs accumulated with dropout (float64): per seed, averaged over seeds, and exact.
 
     >>> result = compute_dropout_comparison(seeds=2)
-    >>> result["masks travel with the samples"] < 1e-12 and result["eval mode"] < 1e-12
+    >>> result.masks_with_samples < 1e-12 and result.eval_mode < 1e-12
     True
     """
     seeds = as_count("seeds", seeds)
@@ -114,9 +139,11 @@ def compute_dropout_comparison(seeds: int = 100, accumulation_steps: int = 4) ->
         accumulated_gradients(model, F.cross_entropy, x, y, accumulation_steps),
     )
     model.train()
-    return {
-        "mean cosine, same seed": sum(cosines) / seeds,
-        f"cosine of the averages over {seeds} seeds": _cosine(full_sum, acc_sum),
-        "masks travel with the samples": exact,
-        "eval mode": evaluated,
-    }
+    return DropoutComparison(
+        seeds,
+        accumulation_steps,
+        sum(cosines) / seeds,
+        _cosine(full_sum, acc_sum),
+        exact,
+        evaluated,
+    )

@@ -8,6 +8,7 @@ trains two copies, on the loss and on N times the loss, and compares what they l
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 import torch
 
@@ -19,6 +20,7 @@ from gradacc_lessons.accumulate import (
 from gradacc_lessons.checks import as_count, as_positive
 from gradacc_lessons.compare import parameters_of, relative_error
 from gradacc_lessons.demos.pitfalls import classification_problem
+from gradacc_lessons.display import Result, Table
 
 
 def update_difference(
@@ -72,9 +74,33 @@ OPTIMIZERS = {  # name: how to make it, the settings of lessons 1 and 5
 }
 
 
+@dataclass(frozen=True, repr=False)
+class LossScaleEffects(Result):
+    """How far the parameter changes of a loss N times too large land from the right ones
+    (relative), for SGD and AdamW, without and with gradient clipping."""
+
+    accumulation_steps: int
+    windows: int  # optimizer steps trained
+    sgd: float
+    sgd_clipped: float
+    adamw: float
+    adamw_clipped: float
+
+    def table(self) -> Table:
+        rows = [
+            ("SGD", self.sgd),
+            ("SGD, clipped", self.sgd_clipped),
+            ("AdamW", self.adamw),
+            ("AdamW, clipped", self.adamw_clipped),
+        ]
+        windows = f"{self.windows} window" + "s" * (self.windows != 1)
+        headers = ("optimizer", f"update error after {windows}")
+        return Table(headers, [(name, f"{error:.1e}") for name, error in rows])
+
+
 def compute_loss_scale_effects(
     accumulation_steps: int = 4, epochs: int = 30, clip_factor: float = 2.0, seed: int = 0
-) -> dict[str, float]:
+) -> LossScaleEffects:
     """What forgetting `/N` does to SGD and to AdamW, without and with gradient clipping.
 
     Each optimizer trains a small classifier (float64) for `epochs` windows of N
@@ -83,7 +109,7 @@ def compute_loss_scale_effects(
     relative difference of the parameter changes (see `update_difference`).
 
     >>> effects = compute_loss_scale_effects(epochs=1)
-    >>> round(effects["SGD"], 6), effects["AdamW"] < 1e-3
+    >>> round(effects.sgd, 6), effects.adamw < 1e-3
     (3.0, True)
     """
     accumulation_steps = as_count("accumulation_steps", accumulation_steps)
@@ -93,11 +119,12 @@ def compute_loss_scale_effects(
     micro_batches = split_batch(x, y, accumulation_steps)
     gradient = full_batch_gradients(model, loss_fn, x, y)
     max_norm = clip_factor * sum(float((g**2).sum()) for g in gradient.values()) ** 0.5
-    effects = {}
-    for name, make_optimizer in OPTIMIZERS.items():
-        for label, clip in ((name, None), (f"{name}, clipped", max_norm)):
-            effects[label] = update_difference(
-                make_optimizer, model, loss_fn, micro_batches, accumulation_steps,
-                scale=float(accumulation_steps), epochs=epochs, max_grad_norm=clip,
-            )  # fmt: skip
-    return effects
+    effects = [
+        update_difference(
+            make_optimizer, model, loss_fn, micro_batches, accumulation_steps,
+            scale=float(accumulation_steps), epochs=epochs, max_grad_norm=clip,
+        )
+        for make_optimizer in OPTIMIZERS.values()
+        for clip in (None, max_norm)
+    ]  # fmt: skip
+    return LossScaleEffects(accumulation_steps, epochs, *effects)

@@ -37,6 +37,7 @@ from gradacc_lessons.demos.loops import (
     weight_by_samples_loop,
 )
 from gradacc_lessons.device import seeded
+from gradacc_lessons.display import Result, Table
 from gradacc_lessons.models import MLP
 
 
@@ -94,8 +95,8 @@ def uneven_sizes(batch: int, accumulation_steps: int, spread: float, seed: int =
     return sizes
 
 
-@dataclass(frozen=True)
-class Damage:
+@dataclass(frozen=True, repr=False)
+class Damage(Result):
     """How far a broken loop and its fix land from the full batch (relative errors)."""
 
     pitfall: str
@@ -103,8 +104,21 @@ class Damage:
     fixed: float
     details: dict = field(default_factory=dict)
 
-    def __repr__(self) -> str:
-        return f"Damage({self.pitfall}: broken {self.broken:.1%}, fixed {self.fixed:.1e})"
+    def table(self) -> Table:
+        return damage_table([self])
+
+
+def damage_table(damages: list) -> Table:
+    """One row per pitfall: the broken loop's error and the fix's.
+
+    >>> damage_table([Damage("logged loss", 0.25, 0.0)])
+    pitfall      broken    fixed
+    logged loss   25.0%  0.0e+00
+    """
+    if not damages or not all(isinstance(d, Damage) for d in damages):
+        raise ValueError(f"damages must be a non-empty list of Damage, got {damages!r}")
+    rows = [(d.pitfall, f"{d.broken:.1%}", f"{d.fixed:.1e}") for d in damages]
+    return Table(("pitfall", "broken", "fixed"), rows)
 
 
 def classification_problem(
@@ -311,11 +325,33 @@ def schedule_damage(schedules: dict) -> Damage:
     )
 
 
-def compute_reduction_errors(accumulation_steps: int = 4, samples: int = 64) -> dict[str, float]:
+@dataclass(frozen=True, repr=False)
+class ReductionErrors(Result):
+    """Gradient error (relative, float64) of a mean- and a sum-reduced loss, each divided by N
+    or not, against the full batch with the same reduction."""
+
+    accumulation_steps: int
+    mean_divided: float  # mean loss, divided by N: right
+    mean_not_divided: float  # N times the gradient
+    sum_not_divided: float  # sum loss, no scaling: right
+    sum_divided: float  # 1/N of the gradient
+
+    def table(self) -> Table:
+        rows = [
+            ("mean loss, divided by N", self.mean_divided),
+            ("mean loss, no scaling", self.mean_not_divided),
+            ("sum loss, no scaling", self.sum_not_divided),
+            ("sum loss, divided by N", self.sum_divided),
+        ]
+        rows = [(recipe, f"{error:.1e}") for recipe, error in rows]
+        return Table(("recipe", "gradient error"), rows, f"N = {self.accumulation_steps}")
+
+
+def compute_reduction_errors(accumulation_steps: int = 4, samples: int = 64) -> ReductionErrors:
     """What a mean-reduced and a sum-reduced loss each need when accumulating (float64 errors).
 
     >>> errors = compute_reduction_errors()
-    >>> errors["sum loss, no scaling"] < 1e-12 < errors["sum loss, divided by N"]
+    >>> errors.sum_not_divided < 1e-12 < errors.sum_divided
     True
     """
     as_count("accumulation_steps", accumulation_steps)
@@ -333,12 +369,13 @@ def compute_reduction_errors(accumulation_steps: int = 4, samples: int = 64) -> 
         acc = accumulated_gradients(model, loss_fn, x, y, accumulation_steps, normalize=normalize)
         return relative_error(reference, acc)
 
-    return {
-        "mean loss, divided by N": error(mean_loss, "naive", full_mean),
-        "mean loss, no scaling": error(mean_loss, "sum", full_mean),
-        "sum loss, no scaling": error(sum_loss, "sum", full_sum),
-        "sum loss, divided by N": error(sum_loss, "naive", full_sum),
-    }
+    return ReductionErrors(
+        accumulation_steps,
+        error(mean_loss, "naive", full_mean),
+        error(mean_loss, "sum", full_mean),
+        error(sum_loss, "sum", full_sum),
+        error(sum_loss, "naive", full_sum),
+    )
 
 
 def uneven_errors(sizes: list[int], seed: int = 0) -> dict[str, float]:
@@ -359,33 +396,67 @@ def uneven_errors(sizes: list[int], seed: int = 0) -> dict[str, float]:
     }
 
 
+@dataclass(frozen=True, repr=False)
+class UnevenCurves(Result):
+    """Gradient errors of loss / N (`naive`) and of weighting by samples on uneven
+    micro-batches: against N at one spread of sizes, and against the spread at one N."""
+
+    accumulation_steps: list[int]  # the N of each error "by_n"
+    spread: float  # the spread of sizes at which N varies
+    naive_by_n: list[float]
+    samples_by_n: list[float]
+    spreads: list[float]  # the spread of each error "by_spread"
+    accumulation_steps_for_spreads: int  # the N at which the spread varies
+    naive_by_spread: list[float]
+    samples_by_spread: list[float]
+
+    def table(self) -> Table:
+        rows = [
+            (label, f"{naive:.1%}", f"{samples:.1e}")
+            for label, naive, samples in (
+                *zip((f"N = {n}" for n in self.accumulation_steps), self.naive_by_n,
+                     self.samples_by_n),
+                *zip((f"spread {s:g}" for s in self.spreads), self.naive_by_spread,
+                     self.samples_by_spread),
+            )
+        ]  # fmt: skip
+        at_n = self.accumulation_steps_for_spreads
+        title = f"N varies at spread {self.spread:g}; the spread varies at N = {at_n}"
+        return Table(("micro-batches", "loss / N", "weighted by samples"), rows, title)
+
+
 def compute_uneven_curves(
-    ns: tuple[int, ...] = (2, 3, 4, 6, 8, 12, 16),
+    accumulation_steps: tuple[int, ...] = (2, 3, 4, 6, 8, 12, 16),
     spreads: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8, 0.95),
     spread: float = 0.6,
-    accumulation_steps: int = 4,
+    accumulation_steps_for_spreads: int = 4,
     batch: int = 64,
-) -> dict[str, dict[str, list]]:
+) -> UnevenCurves:
     """Errors of naive /N and of weighting by samples, against N (at `spread`) and against
-    the spread of sizes (at `accumulation_steps`), on batches of `batch` samples.
+    the spread of sizes (at N = `accumulation_steps_for_spreads`), on batches of `batch` samples.
 
-    >>> curves = compute_uneven_curves(ns=(2,), spreads=(0.0,))
-    >>> curves["spread"]["naive"][0] < 1e-12
+    >>> curves = compute_uneven_curves(accumulation_steps=(2,), spreads=(0.0,))
+    >>> curves.naive_by_spread[0] < 1e-12
     True
     """
-    as_counts("ns", ns)
+    accumulation_steps = as_counts("accumulation_steps", accumulation_steps)
     if not spreads:
         raise ValueError("spreads must hold at least one spread from 0 to below 1")
     for value in (*spreads, spread):
         as_fraction("spreads", value, one_allowed=False)
-    as_count("accumulation_steps", accumulation_steps)
+    as_count("accumulation_steps_for_spreads", accumulation_steps_for_spreads)
     as_count("batch", batch)
-    by_n = [uneven_errors(uneven_sizes(batch, n, spread)) for n in ns]
-    by_spread = [uneven_errors(uneven_sizes(batch, accumulation_steps, s)) for s in spreads]
-    return {
-        "n": {"x": list(ns), **{k: [e[k] for e in by_n] for k in ("naive", "samples")}},
-        "spread": {
-            "x": list(spreads),
-            **{k: [e[k] for e in by_spread] for k in ("naive", "samples")},
-        },
-    }
+    by_n = [uneven_errors(uneven_sizes(batch, n, spread)) for n in accumulation_steps]
+    by_spread = [
+        uneven_errors(uneven_sizes(batch, accumulation_steps_for_spreads, s)) for s in spreads
+    ]
+    return UnevenCurves(
+        list(accumulation_steps),
+        spread,
+        [e["naive"] for e in by_n],
+        [e["samples"] for e in by_n],
+        list(spreads),
+        accumulation_steps_for_spreads,
+        [e["naive"] for e in by_spread],
+        [e["samples"] for e in by_spread],
+    )

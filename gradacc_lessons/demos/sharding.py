@@ -22,6 +22,7 @@ saves less than under DDP: 3N volumes per window against 2N + 1, not N against 1
 from __future__ import annotations
 
 from gradacc_lessons.checks import as_choice, as_count
+from gradacc_lessons.display import Table
 
 STAGES = {
     0: "DDP (no sharding)",
@@ -64,22 +65,21 @@ def sharded_bytes(
     }
 
 
-def sharding_table(parameters: int, world_size: int, bytes_per_value: int = 4) -> str:
+def sharding_table(parameters: int, world_size: int, bytes_per_value: int = 4) -> Table:
     """Per-process GiB for each stage, synced every micro-batch and with the sync skipped.
 
-    >>> sharding_table(2**30, world_size=4).splitlines()[1].split()  # 4 GiB of parameters
+    >>> repr(sharding_table(2**30, world_size=4)).splitlines()[2].split()  # 4 GiB of parameters
     ['DDP', '(no', 'sharding)', '4.0', '4.0', '8.0', '16.0', '16.0']
     """
     as_count("bytes_per_value", bytes_per_value, fix="4 for float32")
-    lines = [f"{'':<24}{'params':>8}{'grads':>8}{'optim':>8}{'total':>8}{'sync skipped':>14}"]
+    rows = []
     for stage, name in STAGES.items():
         parts = sharded_bytes(parameters, world_size, stage, False, bytes_per_value)
         skipped = sum(sharded_bytes(parameters, world_size, stage, True, bytes_per_value).values())
-        cells = "".join(f"{v / 2**30:>8.1f}" for v in parts.values())
-        lines.append(
-            f"{name:<24}{cells}{sum(parts.values()) / 2**30:>8.1f}{skipped / 2**30:>14.1f}"
-        )
-    return "\n".join(lines)
+        gib = [v / 2**30 for v in (*parts.values(), sum(parts.values()), skipped)]
+        rows.append((name, *(f"{v:.1f}" for v in gib)))
+    headers = ("", "params", "grads", "optim", "total", "sync skipped")
+    return Table(headers, rows, f"GiB per process, {world_size} processes")
 
 
 def collectives_per_window(
@@ -118,16 +118,17 @@ def communication_volumes(
     return counts["all-gather"] + counts["reduce-scatter"] + 2 * counts["all-reduce"]
 
 
-def communication_table(accumulation_steps: int) -> str:
+def communication_table(accumulation_steps: int) -> Table:
     """Parameter volumes per window, synced every micro-batch or once, for each strategy.
 
-    >>> communication_table(4).splitlines()[1].split()
+    >>> repr(communication_table(4)).splitlines()[2].split()
     ['DDP', '8', '2', '4.00']
     """
-    lines = [f"{'':<20}{'every micro-batch':>18}{'once':>8}{'ratio':>10}"]
+    rows = []
     for strategy in STRATEGIES:
         every, once = (
             communication_volumes(strategy, accumulation_steps, s) for s in (True, False)
         )
-        lines.append(f"{strategy:<20}{every:>18}{once:>8}{every / once:>10.2f}")
-    return "\n".join(lines)
+        rows.append((strategy, every, once, f"{every / once:.2f}"))
+    title = f"parameter volumes per window of {accumulation_steps} micro-batches"
+    return Table(("", "every micro-batch", "once", "ratio"), rows, title)

@@ -9,6 +9,8 @@ and long sequences follow different rules.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from gradacc_lessons.accumulate import (
@@ -23,7 +25,27 @@ from gradacc_lessons.checks import as_choice, as_count, as_counts, as_fraction
 from gradacc_lessons.compare import compare_tensors, relative_error
 from gradacc_lessons.data import make_lengths, make_sequences
 from gradacc_lessons.device import seeded
+from gradacc_lessons.display import Result, Table
 from gradacc_lessons.models import TinySequenceModel
+
+
+@dataclass(frozen=True, repr=False)
+class TokenErrors(Result):
+    """Gradient errors (float64, against the full batch's token mean) of each micro-batch's
+    token mean divided by N (`broken`, the 2024 Transformers bug) and of normalize="tokens"."""
+
+    tokens_per_micro_batch: list[int]  # real (not padding) tokens in each micro-batch
+    broken: float  # L2 relative error of the token mean / N
+    fixed: float  # L2 relative error of normalize="tokens"
+    max_abs_fixed: float  # the fixed gradient's largest absolute difference
+
+    def table(self) -> Table:
+        rows = [
+            ("token mean / N", f"{self.broken:.1%}"),
+            ("normalize='tokens'", f"{self.fixed:.1e}"),
+        ]
+        title = f"real tokens per micro-batch {self.tokens_per_micro_batch}"
+        return Table(("normalisation", "gradient error"), rows, title)
 
 
 def compute_token_errors(
@@ -33,13 +55,13 @@ def compute_token_errors(
     mean_length: int = 12,
     sort: bool = False,
     seed: int = 0,
-) -> dict:
+) -> TokenErrors:
     """L2 relative gradient errors of the buggy and the fixed token normalisation (float64).
 
     Lengths spread over mean_length * (1 ± spread); see `token_errors_for_lengths`.
 
     >>> errors = compute_token_errors(spread=0.0)
-    >>> errors["buggy"] < 1e-12 and errors["fixed"] < 1e-12
+    >>> errors.broken < 1e-12 and errors.fixed < 1e-12
     True
     """
     as_fraction("spread", spread)
@@ -50,16 +72,13 @@ def compute_token_errors(
     return token_errors_for_lengths(lengths, accumulation_steps, seed=seed)
 
 
-def token_errors_for_lengths(lengths: torch.Tensor, accumulation_steps: int, seed: int = 0) -> dict:
+def token_errors_for_lengths(
+    lengths: torch.Tensor, accumulation_steps: int, seed: int = 0
+) -> TokenErrors:
     """Gradient errors on sequences of these lengths, split in order into `accumulation_steps`.
 
-    "buggy": each micro-batch's token mean divided by the number of micro-batches
-    (the 2024 Transformers bug); "fixed": normalize="tokens". Both are compared
-    with the full batch's token mean: "buggy" and "fixed" are L2 relative errors,
-    "max_abs_fixed" the fixed one's largest absolute difference.
-
     >>> errors = token_errors_for_lengths(torch.tensor([1, 1, 8, 8]), accumulation_steps=2)
-    >>> errors["tokens_per_micro_batch"], errors["buggy"] > 0.1, errors["fixed"] < 1e-12
+    >>> errors.tokens_per_micro_batch, errors.broken > 0.1, errors.fixed < 1e-12
     ([2, 16], True, True)
     """
     as_count("accumulation_steps", accumulation_steps)
@@ -73,14 +92,12 @@ def token_errors_for_lengths(lengths: torch.Tensor, accumulation_steps: int, see
     fixed = accumulated_gradients(
         model, token_loss, inputs, targets, accumulation_steps, normalize="tokens"
     )
-    return {
-        "buggy": relative_error(full, buggy),
-        "fixed": relative_error(full, fixed),
-        "max_abs_fixed": compare_tensors(full, fixed).max_abs,
-        "tokens_per_micro_batch": [
-            count_tokens(y) for _, y in split_batch(inputs, targets, accumulation_steps)
-        ],
-    }
+    return TokenErrors(
+        [count_tokens(y) for _, y in split_batch(inputs, targets, accumulation_steps)],
+        relative_error(full, buggy),
+        relative_error(full, fixed),
+        compare_tensors(full, fixed).max_abs,
+    )
 
 
 def make_two_rule_sequences(
@@ -116,6 +133,41 @@ def make_two_rule_sequences(
     return inputs, torch.where(real, rule, torch.full_like(tokens, IGNORE_INDEX))
 
 
+@dataclass(frozen=True, repr=False)
+class TwoRuleModel(Result):
+    """A two-rule model trained to the end: the weight its windows gave to short-sequence
+    tokens, and its test loss and accuracy (token means, accuracy as a fraction)."""
+
+    normalize: str
+    group_by_length: bool
+    short_token_weight: float
+    test_loss: float
+    test_accuracy: float
+
+    def table(self) -> Table:
+        return two_rule_table([self])
+
+
+def two_rule_table(models: list[TwoRuleModel]) -> Table:
+    """One row per trained model: how it was normalised and ordered, and how it scores."""
+    if not models or not all(isinstance(m, TwoRuleModel) for m in models):
+        raise ValueError(
+            f"models must be a non-empty list of what train_two_rule_model returns, got {models!r}"
+        )
+    rows = [
+        (
+            m.normalize,
+            "grouped by length" if m.group_by_length else "random order",
+            f"{m.short_token_weight:.0%}",
+            f"{m.test_loss:.3f}",
+            f"{m.test_accuracy:.1%}",
+        )
+        for m in models
+    ]
+    headers = ("normalize", "order", "short tokens weigh", "test loss", "test accuracy")
+    return Table(headers, rows)
+
+
 def train_two_rule_model(
     normalize: str,
     group_by_length: bool,
@@ -126,7 +178,7 @@ def train_two_rule_model(
     lengths: tuple[int, int] = (2, 22),
     vocab: int = 8,
     seed: int = 0,
-) -> dict[str, float]:
+) -> TwoRuleModel:
     """Train a one-token model (a table of logits) on `make_two_rule_sequences` to the end.
 
     Each step is one window over the same `short` + `long` sequences in `accumulation_steps`
@@ -136,7 +188,7 @@ def train_two_rule_model(
     test loss and accuracy (token means) on fresh sequences of the same mix.
 
     >>> result = train_two_rule_model("tokens", group_by_length=True, steps=2)
-    >>> round(result["weight of short-sequence tokens"], 3)  # 48 x 2 of 448 tokens
+    >>> round(result.short_token_weight, 3)  # 48 x 2 of 448 tokens
     0.214
     """
     normalize = as_choice("normalize", normalize, ("tokens", "naive"))
@@ -158,11 +210,13 @@ def train_two_rule_model(
     with torch.no_grad():
         logits = model(test_x)
     real = test_y != IGNORE_INDEX
-    return {
-        "weight of short-sequence tokens": _short_token_weight(y, accumulation_steps, normalize),
-        "test loss": token_loss(logits, test_y).item(),
-        "test accuracy": (logits.argmax(-1)[real] == test_y[real]).double().mean().item(),
-    }
+    return TwoRuleModel(
+        normalize,
+        group_by_length,
+        _short_token_weight(y, accumulation_steps, normalize),
+        token_loss(logits, test_y).item(),
+        (logits.argmax(-1)[real] == test_y[real]).double().mean().item(),
+    )
 
 
 def _short_token_weight(targets: torch.Tensor, accumulation_steps: int, normalize: str) -> float:

@@ -23,6 +23,7 @@ from gradacc_lessons.checks import as_choice, as_count, as_fraction
 from gradacc_lessons.compare import parameters_of, relative_error
 from gradacc_lessons.data import load_digits
 from gradacc_lessons.device import seeded
+from gradacc_lessons.display import Result, Table
 from gradacc_lessons.models import MLP
 
 RUNS = ("large batch", "accumulated", "small batch")
@@ -260,17 +261,39 @@ def _check_curves(name: str, curves) -> Curves:
     return curves
 
 
+@dataclass(frozen=True, repr=False)
+class ScheduleLengths(Result):
+    """The learning rate (x peak) of each optimizer step, the schedule sized two ways."""
+
+    accumulation_steps: int
+    by_optimizer_steps: list[float]  # sized by the optimizer steps that happen: right
+    by_len_dataloader: list[float]  # sized by len(dataloader) x epochs: N times too long
+
+    def table(self) -> Table:
+        fractions = (0.05, 0.25, 0.5, 0.75, 1.0)
+        last = len(self.by_optimizer_steps) - 1
+        rows = [
+            (label, *(f"{lrs[round(f * last)]:.2f}" for f in fractions))
+            for label, lrs in (
+                ("optimizer steps", self.by_optimizer_steps),
+                ("len(dataloader)", self.by_len_dataloader),
+            )
+        ]
+        headers = ("schedule sized by", *(f"{f:.0%}" for f in fractions))
+        return Table(headers, rows, "lr (x peak) at 5, 25, 50, 75, 100 % of the run")
+
+
 def schedule_lengths(
     micro_batches_per_epoch: int, accumulation_steps: int, epochs: int, warmup: float = 0.1
-) -> dict[str, list[float]]:
+) -> ScheduleLengths:
     """The learning rate of each optimizer step when the schedule is given its length two ways.
 
-    "optimizer steps": epochs x ceil(micro-batches per epoch / N), the steps that happen;
-    "len(dataloader)": epochs x micro-batches per epoch, a common mistake (the data
+    By optimizer steps: epochs x ceil(micro-batches per epoch / N), the steps that happen;
+    by len(dataloader): epochs x micro-batches per epoch, a common mistake (the data
     loader yields micro-batches). Both follow `lr_factor` over the steps that happen.
 
     >>> lrs = schedule_lengths(micro_batches_per_epoch=8, accumulation_steps=4, epochs=5)
-    >>> round(lrs["optimizer steps"][-1], 3), round(lrs["len(dataloader)"][-1], 3)
+    >>> round(lrs.by_optimizer_steps[-1], 3), round(lrs.by_len_dataloader[-1], 3)
     (0.03, 0.953)
     """
     micro_batches_per_epoch = as_count("micro_batches_per_epoch", micro_batches_per_epoch)
@@ -278,11 +301,11 @@ def schedule_lengths(
     epochs = as_count("epochs", epochs)
     warmup = as_fraction("warmup", warmup)
     steps = epochs * math.ceil(micro_batches_per_epoch / accumulation_steps)
-    lengths = {"optimizer steps": steps, "len(dataloader)": epochs * micro_batches_per_epoch}
-    return {
-        label: [lr_factor(step, total, warmup) for step in range(steps)]
-        for label, total in lengths.items()
-    }
+    lengths = (steps, epochs * micro_batches_per_epoch)
+    return ScheduleLengths(
+        accumulation_steps,
+        *([lr_factor(step, total, warmup) for step in range(steps)] for total in lengths),
+    )
 
 
 def compile_from_scratch(

@@ -33,7 +33,7 @@ from gradacc_lessons.accumulate import (
 )
 from gradacc_lessons.checks import as_count, as_fraction, as_positive
 from gradacc_lessons.compare import accumulation_errors, compare_tensors
-from gradacc_lessons.demos.token_pitfalls import compute_token_errors
+from gradacc_lessons.demos.token_pitfalls import TokenErrors, compute_token_errors
 from gradacc_lessons.display import show_widget
 from gradacc_lessons.figures.plots import plot_errors
 from gradacc_lessons.memory import MiB
@@ -97,11 +97,12 @@ def accumulation_explorer(model, loss_fn, inputs, targets, max_n: int = 16) -> E
     # A snapshot: later cells of the lesson train `model`; the explorer must not follow it.
     model = copy.deepcopy(model)
     inputs, targets = inputs.clone(), targets.clone()
-    ns = list(range(1, max_n + 1))
-    curves = {
-        "weighted by samples": accumulation_errors(model, loss_fn, inputs, targets, ns, "samples"),
-        "naive: loss / N": accumulation_errors(model, loss_fn, inputs, targets, ns, "naive"),
-    }
+    accumulation_steps = list(range(1, max_n + 1))
+
+    def errors(normalize):
+        return accumulation_errors(model, loss_fn, inputs, targets, accumulation_steps, normalize)
+
+    curves = {"weighted by samples": errors("samples"), "naive: loss / N": errors("naive")}
     full = full_batch_gradients(model, loss_fn, inputs, targets)
     slider = widgets.IntSlider(value=4, min=1, max=max_n, description="N")
     recipe = widgets.ToggleButtons(options=[("by samples", "samples"), ("naive", "naive")])
@@ -118,7 +119,11 @@ def accumulation_explorer(model, loss_fn, inputs, targets, max_n: int = 16) -> E
             full, accumulated_gradients(model, loss_fn, inputs, targets, n, normalize=normalize)
         )
         # a PNG, not display(fig): a figure displayed in a callback drew blank
-        png = _png(plot_errors(ns, curves, "micro-batches N", integer_x=True, marker_x=n)[0])
+        png = _png(
+            plot_errors(accumulation_steps, curves, "micro-batches N", integer_x=True, marker_x=n)[
+                0
+            ]
+        )
         text = f"N = {n}, micro-batch sizes {sizes}, recipe: {normalize}"
         explorer.snapshot_html = static_view(text, table._repr_html_(), png)
         with output:
@@ -133,23 +138,22 @@ def accumulation_explorer(model, loss_fn, inputs, targets, max_n: int = 16) -> E
     return explorer
 
 
-def spread_report(spread: float, errors: dict) -> str:
+def spread_report(spread: float, errors: TokenErrors) -> str:
     """The text the explorer shows for one spread of lengths.
 
-    >>> print(spread_report(0.5, {"buggy": 0.07, "fixed": 5e-16,
-    ...                           "tokens_per_micro_batch": [100, 90]}))
+    >>> print(spread_report(0.5, TokenErrors([100, 90], broken=0.07, fixed=5e-16, max_abs_fixed=0)))
     spread of lengths 0.50: real tokens per micro-batch [100, 90]
       token mean / N (buggy):       7.00% gradient error
       weighted by tokens (fixed):   5.0e-16 gradient error
     """
     as_fraction("spread", spread)
-    if not {"buggy", "fixed", "tokens_per_micro_batch"} <= set(errors):
+    if not isinstance(errors, TokenErrors):
         raise ValueError(f"errors must be what compute_token_errors returns, got {errors!r}")
     return (
         f"spread of lengths {spread:.2f}: real tokens per micro-batch "
-        f"{errors['tokens_per_micro_batch']}\n"
-        f"  token mean / N (buggy):     {errors['buggy']:7.2%} gradient error\n"
-        f"  weighted by tokens (fixed): {errors['fixed']:9.1e} gradient error"
+        f"{errors.tokens_per_micro_batch}\n"
+        f"  token mean / N (buggy):     {errors.broken:7.2%} gradient error\n"
+        f"  weighted by tokens (fixed): {errors.fixed:9.1e} gradient error"
     )
 
 

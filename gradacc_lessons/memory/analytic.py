@@ -10,12 +10,14 @@ the floor and activations of large models from published accounting (`floor_for`
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from gradacc_lessons.accumulate import check_batch
 from gradacc_lessons.checks import as_choice, as_count, as_counts, as_positive
+from gradacc_lessons.display import Result, Table
 from gradacc_lessons.memory.measured import (
     ANALYTIC_METHOD,
     MemoryReport,
@@ -118,9 +120,25 @@ def memory_by_micro_batch(
     return measured, modelled
 
 
+@dataclass(frozen=True, repr=False)
+class Temporaries(Result):
+    """The short-lived buffers (bytes) on top of parameters, gradients, state and activations."""
+
+    accumulation_steps: int
+    accumulating_bytes: int  # a new gradient made beside the filled .grad (N >= 2)
+    step_bytes: int  # the optimizer step's temporaries
+
+    def table(self) -> Table:
+        rows = [
+            ("accumulating into .grad", f"{self.accumulating_bytes:,}"),
+            ("optimizer step", f"{self.step_bytes:,}"),
+        ]
+        return Table(("temporary", "bytes"), rows, f"N = {self.accumulation_steps}")
+
+
 def estimate_temporaries(
     model: nn.Module, optimizer: torch.optim.Optimizer, accumulation_steps: int = 1
-) -> dict[str, int]:
+) -> Temporaries:
     """The rule for the short-lived buffers on top of parameters, gradients, state and activations.
 
     - a window of N >= 2 micro-batches: from the second backward on, each new gradient is
@@ -133,8 +151,9 @@ def estimate_temporaries(
       tensor (loop) / all parameters (foreach) with weight decay.
 
     >>> model = torch.nn.Sequential(torch.nn.Linear(100, 50), torch.nn.Linear(50, 2))
-    >>> estimate_temporaries(model, torch.optim.Adam(model.parameters()), accumulation_steps=2)
-    {'accumulating into .grad': 20000, 'optimizer step': 40000}
+    >>> rule = estimate_temporaries(model, torch.optim.Adam(model.parameters()), 2)
+    >>> rule.accumulating_bytes, rule.step_bytes
+    (20000, 40000)
     """
     _check_optimizer(optimizer)
     accumulation_steps = as_count("accumulation_steps", accumulation_steps)
@@ -142,10 +161,11 @@ def estimate_temporaries(
     if not trainable:
         raise ValueError("the model has no parameter that requires grad: no gradient to hold")
     largest = max(p.numel() * p.element_size() for p in trainable)
-    return {
-        "accumulating into .grad": largest if accumulation_steps >= 2 else 0,
-        "optimizer step": _step_temporaries(optimizer, largest),
-    }
+    return Temporaries(
+        accumulation_steps,
+        largest if accumulation_steps >= 2 else 0,
+        _step_temporaries(optimizer, largest),
+    )
 
 
 def _step_temporaries(optimizer: torch.optim.Optimizer, largest: int) -> int:

@@ -37,6 +37,7 @@ from torch import nn
 
 from gradacc_lessons.accumulate import check_batch, scalar_loss, split_batch
 from gradacc_lessons.checks import as_count, as_counts, as_positive
+from gradacc_lessons.display import Result, Table
 from gradacc_lessons.memory.instruments import _peak_tracker, _SavedTensorCounter
 
 MiB = 2**20
@@ -51,8 +52,8 @@ PARTS = tuple(LABELS)
 ANALYTIC_METHOD = "analytic: parameters + gradients + optimizer state + activations per sample × b"
 
 
-@dataclass(frozen=True)
-class MemoryReport:
+@dataclass(frozen=True, repr=False)
+class MemoryReport(Result):
     """Peak memory of one effective batch and what it is made of, in bytes."""
 
     peak_bytes: int
@@ -75,31 +76,16 @@ class MemoryReport:
         """What the peak holds beyond the four parts: temporaries of backward and the step."""
         return max(0, self.peak_bytes - self.floor_bytes - self.activation_bytes)
 
-    def __repr__(self) -> str:
-        parts = ", ".join(f"{name}={format_bytes(getattr(self, name))}" for name in PARTS)
-        return (
-            f"MemoryReport(peak={format_bytes(self.peak_bytes)}, {parts}, "
-            f"micro_batch={self.micro_batch}, accumulation_steps={self.accumulation_steps}, "
-            f"device={self.device!r}, method={self.method!r})"
-        )
-
-    def _repr_html_(self) -> str:
-        # Hand-built (issue 25.2): to be drawn by `display.Table`, the course's one table, when
-        # the lesson's results become objects; its HTML differs (no bold total row, no caption).
+    def table(self) -> Table:
         rows = [("peak", self.peak_bytes)]
         rows += [(label, getattr(self, name)) for name, label in LABELS.items()]
         rows.append(("other (temporaries)", self.other_bytes))
-        body = "".join(
-            f"<tr><td>{name}</td><td style='text-align:right'>{value:,}</td>"
-            f"<td style='text-align:right'>{value / MiB:.3f}</td></tr>"
-            for name, value in rows
+        cells = [(part, f"{value:,}", f"{value / MiB:.3f}") for part, value in rows]
+        title = (
+            f"memory of one effective batch: {self.accumulation_steps} × micro-batch ≤ "
+            f"{self.micro_batch} on {self.device} ({self.method})"
         )
-        return (
-            f"<table><caption>memory of one effective batch: {self.accumulation_steps} × "
-            f"micro-batch ≤ {self.micro_batch} on {self.device}<br>"
-            f"<small>{self.method}</small></caption>"
-            f"<tr><th>part</th><th>bytes</th><th>MiB</th></tr>{body}</table>"
-        )
+        return Table(("part", "bytes", "MiB"), cells, title)
 
 
 def measure_training_memory(
@@ -291,10 +277,10 @@ def memory_by_accumulation_steps(
     loss_fn: Callable,
     inputs: torch.Tensor,
     targets: torch.Tensor,
-    ns: list[int],
+    accumulation_steps: list[int],
 ) -> list[MemoryReport]:
     """Measured memory of one effective batch (all of `inputs`) split into N micro-batches, for
-    each N in `ns`.
+    each N in `accumulation_steps`.
 
     >>> model = torch.nn.Linear(4, 2)
     >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -303,8 +289,13 @@ def memory_by_accumulation_steps(
     >>> [r.micro_batch for r in reports]
     [8, 2]
     """
-    ns = as_counts("ns", ns, maximum=check_batch(inputs, targets))
-    return [measure_training_memory(model, optimizer, loss_fn, inputs, targets, n) for n in ns]
+    accumulation_steps = as_counts(
+        "accumulation_steps", accumulation_steps, maximum=check_batch(inputs, targets)
+    )
+    return [
+        measure_training_memory(model, optimizer, loss_fn, inputs, targets, n)
+        for n in accumulation_steps
+    ]
 
 
 def _check_optimizer(optimizer) -> None:

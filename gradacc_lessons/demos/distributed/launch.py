@@ -21,6 +21,7 @@ import torch.multiprocessing as mp
 from gradacc_lessons.checks import as_positive
 from gradacc_lessons.demos.distributed.arithmetic import DDPConfig, _check_config
 from gradacc_lessons.demos.distributed.workers import SYNC_MODES, run_experiments
+from gradacc_lessons.display import Result, Table
 
 
 def _worker(rank: int, config: DDPConfig, folder: str, timeout_s: float) -> None:
@@ -43,8 +44,8 @@ def _worker(rank: int, config: DDPConfig, folder: str, timeout_s: float) -> None
 # --- what runs in the notebook's (or the test's) process ----------------------------------
 
 
-@dataclass
-class DDPResult:
+@dataclass(repr=False)
+class DDPResult(Result):
     """What each sync mode communicated and learned, as seen by every process."""
 
     config: DDPConfig
@@ -63,17 +64,14 @@ class DDPResult:
         windows = self.allreduces[mode][rank]
         return sum(map(sum, windows)) / len(windows)
 
-    def table(self) -> str:
-        """One line per mode: all-reduces of each micro-batch in a window, and per step."""
-        lines = [f"{'mode':<28} {'all-reduces per micro-batch':<28} {'per optimizer step':>18}"]
-        for mode in SYNC_MODES:
-            pattern = str(self.allreduces[mode][0][-1])
-            lines.append(f"{mode:<28} {pattern:<28} {self.allreduces_per_step(mode):>18.1f}")
-        return "\n".join(lines)
-
-    def __repr__(self) -> str:
-        steps = ", ".join(f"{m}={self.allreduces_per_step(m):g}" for m in SYNC_MODES)
-        return f"DDPResult(world_size={self.config.world_size}, all-reduces per step: {steps})"
+    def table(self) -> Table:
+        """One row per mode: all-reduces of each micro-batch in a window (rank 0), and per step."""
+        rows = [
+            (mode, str(self.allreduces[mode][0][-1]), f"{self.allreduces_per_step(mode):.1f}")
+            for mode in SYNC_MODES
+        ]
+        headers = ("mode", "all-reduces per micro-batch", "per optimizer step")
+        return Table(headers, rows, f"{self.config.world_size} processes")
 
 
 def run_ddp(config: DDPConfig | None = None, timeout_s: float = 120.0) -> DDPResult:

@@ -39,7 +39,7 @@ LESSON3 = (
         tolerance=0.01,
         computation=(
             "from gradacc_lessons.demos.batchnorm import compute_running_stats\n\n"
-            'compute_running_stats(ns=(4,), momentum=0.1)["weight_on_new_data"][0]'
+            "compute_running_stats(accumulation_steps=(4,), momentum=0.1).weight_on_new_data[0]"
         ),
         hint="Each update keeps 1 - 0.1 = 0.9 of the old running mean. How much is left after 4?",
         explanation=(
