@@ -32,6 +32,7 @@ VALUES = {
     "7B floor": "floor_7b['total']",
     "sequence": "sequence",
     "floor over one GPU": "floor_over_gpu",
+    "18-byte floor": "floor_7b_fp32_grads['total']",
     "per micro-batch and N": "[per_micro_batch, n_7b]",
 }
 
@@ -123,7 +124,9 @@ def test_lesson_4_finds_the_peak_and_the_rule_matches(lesson):
     # The real-model arithmetic, by hand: 16 bytes x 7e9, 34 x 4096 x 32 x 4096 bytes.
     assert value["7B floor"] == 16 * 7e9
     assert value["sequence"] == 34 * 4096 * 32 * 4096
-    assert value["floor over one GPU"] == pytest.approx(1.4)
+    assert value["18-byte floor"] == 18 * 7e9  # 2 + 4 (float32 gradient buffers) + 4 + 8
+    # An "80 GB" GPU holds 80 GiB = 85,899,345,920 bytes: 112e9 bytes are 1.304 of it.
+    assert value["floor over one GPU"] == pytest.approx(1.3039, abs=1e-4)
     assert value["per micro-batch and N"] == [3, 8]
 
 
