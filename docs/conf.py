@@ -23,6 +23,7 @@ copyright = "the gradacc authors, MIT license"
 extensions = ["myst_nb", "sphinx-mathjax-offline"]  # the second copies MathJax 3 into _static
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_heading_anchors = 2  # the lessons link to sources.md#lesson-6
 
 # The lessons arrive executed by tools/notebooks.py (the course's one runner): never re-run here.
 nb_execution_mode = "off"

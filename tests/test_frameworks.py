@@ -453,6 +453,8 @@ def test_the_defaults_the_lesson_names():
     }
     assert rows[("Trainer", "max_grad_norm")] == 1.0, "lesson 7 says: the Trainer clips at 1.0"
     assert rows[("Lightning Trainer", "gradient_clip_val")] is None, "Lightning does not clip"
+    # Lightning's signature says None, and its Trainer.__init__ turns None into 50.
+    assert rows[("Lightning Trainer", "log_every_n_steps")] == "None (means 50)"
     assert rows[("Trainer", "average_tokens_across_devices")] is True
     assert rows[("Trainer", "lr_scheduler_type")] == "linear"
 

@@ -44,9 +44,10 @@ def prepare_for_site(notebook, name: str):
 
     A cell the notebook shows collapsed (the setup cell) is collapsed on the page too. A
     widget output must carry a text/html fallback (`display.show_widget` adds it): a page
-    cannot draw the live widget, so without one the reader would see an empty area.
+    cannot draw the live widget, so without one the reader would see an empty area. A link
+    to a page of docs/ (`../docs/sources.md`) points where the site stages it (`../sources.md`).
 
-    >>> from nbformat.v4 import new_code_cell, new_notebook, new_output
+    >>> from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
     >>> cell = new_code_cell("quiz()", metadata={"jupyter": {"source_hidden": True}})
     >>> cell.outputs = [new_output("display_data", {WIDGET_VIEW: {}, "text/plain": "VBox()"})]
     >>> prepare_for_site(new_notebook(cells=[cell]), "08_quiz.ipynb")  # doctest: +ELLIPSIS
@@ -55,8 +56,13 @@ def prepare_for_site(notebook, name: str):
     >>> cell.outputs[0].data["text/html"] = "<p>the quiz</p>"
     >>> prepare_for_site(new_notebook(cells=[cell]), "08_quiz.ipynb").cells[0].metadata.tags
     ['hide-input']
+    >>> text = new_markdown_cell("[sources](../docs/sources.md#lesson-6)")
+    >>> prepare_for_site(new_notebook(cells=[text]), "06_x.ipynb").cells[0].source
+    '[sources](../sources.md#lesson-6)'
     """
     for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "markdown":  # docs/'s pages are staged at the site's root
+            cell.source = cell.source.replace("](../docs/", "](../")
         if cell.metadata.get("jupyter", {}).get("source_hidden"):
             tags = cell.metadata.setdefault("tags", [])
             if "hide-input" not in tags:  # MyST-NB's name for a folded cell source

@@ -9,14 +9,20 @@ Sharded gradients are reduce-scattered after a backward: each process receives t
 average over processes of its own 1/W slice and drops the rest. Skipping that sync
 inside a window (FSDP's `no_sync()`, or `set_requires_gradient_sync(False)`) means
 every process keeps the full, unsharded gradient until the window's last backward:
-the memory that sharding was meant to save. DeepSpeed refuses `no_sync()` under
-ZeRO-2 and ZeRO-3 outright; the "sync skipped" figures are FSDP's.
+the memory that sharding was meant to save. In DeepSpeed the stage decides: ZeRO-0 and
+ZeRO-1 reduce only at a window's boundary (full gradients until then), ZeRO-2 and ZeRO-3
+after every micro-batch (they refuse `no_sync()`); its `coalesce_grad_reduction()` (0.19.5)
+holds the full gradients through a window under ZeRO-1 to 3. Sources: docs/sources.md.
 
 Communication, counted in parameter volumes (one pass over all parameters per
 process): an all-gather or a reduce-scatter moves one volume, an all-reduce two (a
-reduce-scatter then an all-gather). FULL_SHARD gathers the parameters again in
-every micro-batch's forward and backward whatever you do, so skipping the sync
-saves less than under DDP: 3N volumes per window against 2N + 1, not N against 1.
+reduce-scatter then an all-gather). These counts are the defaults, which reshard the
+parameters after every backward: FULL_SHARD gathers them again in every micro-batch's
+forward and backward, so skipping the sync saves less than under DDP, 3N volumes per
+window against 2N + 1 (SHARD_GRAD_OP: 2N against N + 1). Both FSDPs can instead keep the
+parameters unsharded through the window, for a full copy of them in memory: FSDP2's
+`set_reshard_after_backward(False)`, FSDP1's SHARD_GRAD_OP inside `no_sync()`; the window
+then gathers them at its start, not in every micro-batch (not counted here).
 """
 
 from __future__ import annotations
@@ -90,7 +96,9 @@ def collectives_per_window(
     DDP all-reduces the gradients; SHARD_GRAD_OP all-gathers the parameters before each
     forward and keeps them through the backward; FULL_SHARD frees them after the forward
     and all-gathers them again for the backward. Both reduce-scatter the gradients after
-    a backward that syncs: every micro-batch's, or only the window's last.
+    a backward that syncs: every micro-batch's, or only the window's last. Counted with
+    the default resharding after every backward (see the module's docstring for the way
+    to keep the parameters through the window).
 
     >>> collectives_per_window("FULL_SHARD", 4, sync_every_micro_batch=False)
     {'all-gather': 8, 'reduce-scatter': 1, 'all-reduce': 0}
@@ -100,7 +108,7 @@ def collectives_per_window(
     syncs = accumulation_steps if sync_every_micro_batch else 1
     gathers = {"DDP": 0, "SHARD_GRAD_OP": 1, "FULL_SHARD": 2}[strategy]
     return {
-        "all-gather": gathers * accumulation_steps,  # whatever the sync: every micro-batch
+        "all-gather": gathers * accumulation_steps,  # resharded after each backward: again
         "reduce-scatter": 0 if strategy == "DDP" else syncs,
         "all-reduce": syncs if strategy == "DDP" else 0,
     }

@@ -41,7 +41,10 @@ from gradacc_lessons.display import Result, Table
 from gradacc_lessons.memory.instruments import _peak_tracker, _SavedTensorCounter
 
 MiB = 2**20
-GB = 10**9  # real models are counted in (decimal) gigabytes, as GPU makers do
+GiB = 2**30
+# A model's parameter count is decimal (7e9), so its parts are counted here in GB = 1e9 bytes.
+# Memory chips are binary: a GPU sold as "80GB" (A100, H100) holds 80 GiB = 85.9 GB.
+GB = 10**9
 LABELS = {  # the parts of the peak, and their names in tables and plots
     "parameter_bytes": "parameters",
     "gradient_bytes": "gradients",

@@ -5,10 +5,11 @@ pass, unless the model is inside `no_sync()`. With accumulation, only the last
 micro-batch of a window needs that all-reduce. The catch: DDP decides whether
 to sync in the *forward* pass, so `no_sync()` must wrap forward and backward.
 
-`run_ddp` starts `world_size` real processes with `torch.multiprocessing` (they talk
-over gloo on this machine), trains the same model three ways and returns what each
-way communicated and learned. The processes are always stopped before it returns, on
-errors and time-outs too.
+DDP does not start processes: a launcher does (`torchrun` on a cluster; here `run_ddp`,
+with `torch.multiprocessing`). `run_ddp` starts `world_size` real processes that talk over
+gloo (TCP sockets, which stay on this machine), trains the same model four ways (the four
+`SYNC_MODES`) and returns what each way communicated and learned. The processes are always
+stopped before it returns, on errors and time-outs too.
 
 One module per idea: `arithmetic` (the effective batch, each rank's data, the one-process
 references), `workers` (what runs inside each process), `launch` (`run_ddp`: starting the

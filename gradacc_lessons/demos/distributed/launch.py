@@ -1,9 +1,10 @@
 """Starting the DDP processes of lessons 4 and 6, and collecting what they return.
 
-`run_ddp` starts `world_size` real CPU processes with `torch.multiprocessing` (they talk
-over gloo), each running `workers.run_experiments`, and returns what each way of syncing
-communicated and learned (a `DDPResult`). The processes are always stopped before it
-returns, on errors and time-outs too.
+`run_ddp` is the launcher: it starts `world_size` real CPU processes with
+`torch.multiprocessing` (`torchrun` does it on a cluster). They meet through a file, then talk
+over gloo's TCP sockets on this machine, each running `workers.run_experiments`, and
+`run_ddp` returns what each way of syncing communicated and learned (a `DDPResult`). The
+processes are always stopped before it returns, on errors and time-outs too.
 """
 
 from __future__ import annotations

@@ -26,7 +26,11 @@ DEFAULTS = {  # the settings of this lesson, by the class whose signature sets t
 def framework_defaults() -> Table:
     """What a run inherits unless it says otherwise, read from the frameworks' signatures.
 
+    A None that the class replaces when it is built shows what it means.
+
     >>> ("Trainer", "max_grad_norm", 1.0) in framework_defaults().rows
+    True
+    >>> ("Lightning Trainer", "log_every_n_steps", "None (means 50)") in framework_defaults().rows
     True
     """
     with _quiet_and_restored(*FRAMEWORKS) as [transformers, accelerate, lightning]:
@@ -36,16 +40,31 @@ def framework_defaults() -> Table:
             "Lightning Trainer": lightning.Trainer,
         }
         rows = [
-            (name, setting, _default(classes[name], setting))
+            (name, setting, _default(name, classes[name], setting))
             for name, settings in DEFAULTS.items()
             for setting in settings
         ]
     return Table(("class", "setting", "default"), rows)
 
 
-def _default(cls, setting):
+def _default(name, cls, setting):
     value = inspect.signature(cls).parameters[setting].default
+    if value is None and (name, setting) in NONE_MEANS:
+        return f"None (means {NONE_MEANS[name, setting](cls)})"
     return getattr(value, "value", value)  # an enum member shows as its value
+
+
+def _built_log_every_n_steps(trainer_class) -> int:
+    """What Lightning's Trainer sets `log_every_n_steps=None` to: built quiet, nothing written."""
+    trainer = trainer_class(
+        logger=False, enable_checkpointing=False, enable_progress_bar=False,
+        enable_model_summary=False, accelerator="cpu", devices=1,
+    )  # fmt: skip
+    return trainer.log_every_n_steps
+
+
+# Settings whose signature says None for a value the class fills in when it is built.
+NONE_MEANS = {("Lightning Trainer", "log_every_n_steps"): _built_log_every_n_steps}
 
 
 def token_count_table(recipe: Recipe, runs: dict[str, Run]) -> Table:

@@ -73,8 +73,9 @@ LESSON7 = (
         id="l7_scheduler_length",
         lesson=7,
         prompt=(
-            "With Accelerate, 1,000 micro-batches per epoch and gradient_accumulation_steps=4, "
-            "how many steps should a linear schedule for one epoch be sized for?"
+            "With Accelerate on one process, 1,000 micro-batches per epoch and "
+            "gradient_accumulation_steps=4, how many steps should a linear schedule for one "
+            "epoch be sized for?"
         ),
         choices=(
             "1,000: one scheduler step per micro-batch",
@@ -86,7 +87,8 @@ LESSON7 = (
         explanation=(
             "The prepared scheduler advances only when the optimizer really steps: once per "
             "window, 1,000 / 4 = 250 times. Sized for len(dataloader) = 1,000 it is a quarter "
-            "done when the epoch ends."
+            "done when the epoch ends. On W processes it advances W times per optimizer step "
+            "(unless split_batches=True): size it W times longer."
         ),
         hint="Count optimizer steps, not micro-batches.",
     ),
