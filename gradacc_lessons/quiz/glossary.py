@@ -72,7 +72,7 @@ TERMS: tuple[Term, ...] = (
     Term("hint", "ìtọ́ka", "ohun tí ó tọ́ ọ sí ọ̀nà ìdáhùn"),
     Term("score", "máàkì", "iye ìdáhùn tí ó tọ̀nà"),
     Term("guide", "ìtọ́sọ́nà", "ìwé tí ẹ̀kọ́ yìí ti wá"),
-    Term("tone mark", "àmì ohùn", "àmì lórí fáwẹ̀lì"),
+    Term("tone mark", "àmì ohùn", "ìlà kékeré lórí fáwẹ̀lì tí ó ń fi ohùn hàn"),
     Term("question", "ìbéèrè", ""),
     Term("answer", "ìdáhùn", ""),
     Term("lesson", "ẹ̀kọ́", ""),
@@ -87,21 +87,23 @@ _KEPT = """gradient gradients batch batches micro-batch micro-batches effective 
 KEPT = frozenset(_KEPT.split())
 
 WRONG: tuple[Wrong, ...] = (
-    Wrong("ayeraye", "weights", "àyérayé means eternal"),
-    Wrong("olupilẹṣẹ", "optimizer", "olùpilẹ̀ṣẹ̀ means founder"),
-    Wrong("iyipo", "rounding", "ìyípo means rotation"),
+    Wrong("ayeraye", "weights", "`àyérayé` means eternal"),
+    Wrong("olupilẹṣẹ", "optimizer", "`olùpilẹ̀ṣẹ̀` means founder"),
+    Wrong("iyipo", "rounding", "`ìyípo` means rotation"),
     Wrong("ifosiwewe", "iye ìkójọpọ̀", "a machine-translation coinage for factor"),
-    Wrong("ti ara", "batch gidi", "ti ara means bodily, not physical"),
-    Wrong("tun n", "ṣì ń", "tún means again; still is ṣì"),
-    Wrong("to kere", "díẹ̀", "tó kéré means smaller; fewer is díẹ̀", unless=("tó kéré jù",)),
+    Wrong("ti ara", "batch gidi", "`ti ara` means bodily, not physical"),
+    Wrong("tun n", "ṣì ń", "`tún` means again; still is ṣì"),
+    Wrong("to kere", "díẹ̀", "`tó kéré` means smaller; fewer is díẹ̀", unless=("tó kéré jù",)),
     Wrong("le", "lè", "can is lè, always with its tone", exact=True),
-    Wrong("igo", "kò tó", "ìgò means bottle: say that memory is not enough"),
-    Wrong("afiwe", "ṣe bí ẹni pé", "àfiwé means compare, not simulate"),
-    Wrong("idaduro", "gbé sínú memory", "ìdádúró means delay, not holding"),
-    Wrong("ipele", "batch", "ìpele means level; the course keeps batch"),
-    Wrong("iwuwasi", "normalization", "ìwùwàsí means behaviour; the course keeps normalization"),
-    Wrong("ìtọ́ni", "ìtọ́ka", "one word for hint: ìtọ́ni is instruction"),
-    Wrong("àmì", "máàkì", "one word for score: àmì is a mark", unless=("àmì ohùn", "àmì ìtọ́kasí")),
+    Wrong("igo", "kò tó", "`ìgò` means bottle: say that memory is not enough"),
+    Wrong("afiwe", "ṣe bí ẹni pé", "`àfiwé` means compare, not simulate"),
+    Wrong("idaduro", "gbé sínú memory", "`ìdádúró` means delay, not holding"),
+    Wrong("ipele", "batch", "`ìpele` means level; the course keeps batch"),
+    Wrong("iwuwasi", "normalization", "`ìwùwàsí` means behaviour; the course keeps normalization"),
+    Wrong("ìtọ́ni", "ìtọ́ka", "one word for hint: `ìtọ́ni` is instruction"),
+    Wrong(
+        "àmì", "máàkì", "one word for score: `àmì` is a mark", unless=("àmì ohùn", "àmì ìtọ́kasí")
+    ),
 )
 
 _TONES = {"\u0300", "\u0301", "\u0304"}  # grave (low), acute (high), macron (mid, rarely)
@@ -162,7 +164,7 @@ def _toned() -> dict[str, set[str]]:
 TONED = _toned()
 
 
-def problems(text: str) -> list[str]:
+def problems(text: str, *, runs: bool = True) -> list[str]:
     """What in the Yorùbá `text` breaks the convention; [] when nothing does.
 
     Quotations of the guide («…»), code (`…`, names with `_`, `()` or a dot inside) and
@@ -176,6 +178,7 @@ def problems(text: str) -> list[str]:
        words differ only by their tones (lè can, lé on);
     3. `UNTONED_RUN` Yorùbá words in a row none of which carries a tone mark (a word is
        Yorùbá unless `KEPT` lists it or it is in capitals, like GPU or N).
+       `runs=False` skips this rule, for a text in English that quotes Yorùbá words.
 
     >>> problems("Àwọn ayeraye náà")
     ['"ayeraye": write "weights" (àyérayé means eternal)']
@@ -199,7 +202,7 @@ def problems(text: str) -> list[str]:
         if right and len(bare(w)) >= 4 and not _toned_word(w):
             found.append(f'"{w}" lacks its tone marks: "{" or ".join(sorted(right))}"')
     run: list[str] = []
-    for w in ws:
+    for w in ws if runs else ():
         if _toned_word(w) or w.lower() in KEPT or (w.isupper() and len(w) <= 5):
             run = []
         else:
