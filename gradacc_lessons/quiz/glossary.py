@@ -133,7 +133,8 @@ def quotations(text: str) -> list[str]:
     >>> quotations("Ìtọ́sọ́nà náà sọ pé «igo».")
     ['igo']
     """
-    return [q[1:-1] for q in _QUOTE.findall(unicodedata.normalize("NFC", text))]
+    text = re.sub(r"`[^`]*`", " ", unicodedata.normalize("NFC", text))  # code mentions «…»
+    return [q[1:-1] for q in _QUOTE.findall(text)]
 
 
 def words(text: str) -> list[str]:
@@ -181,7 +182,7 @@ def problems(text: str, *, runs: bool = True) -> list[str]:
        `runs=False` skips this rule, for a text in English that quotes Yorùbá words.
 
     >>> problems("Àwọn ayeraye náà")
-    ['"ayeraye": write "weights" (àyérayé means eternal)']
+    ['"ayeraye": write "weights" (`àyérayé` means eternal)']
     >>> problems("Ikojọpọ gradient")
     ['"Ikojọpọ" lacks its tone marks: "ìkójọpọ̀"']
     >>> problems("Kò sí ọ̀kan: gbogbo layer normalization ló ń ba ìdọ́gba jẹ́")
