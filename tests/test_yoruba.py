@@ -91,7 +91,11 @@ def grader_strings() -> list[tuple[str, str]]:
 
 
 def doc_passages() -> list[str]:
-    return re.findall(r'<div lang="yo">(.*?)</div>', DOC.read_text(encoding="utf-8"), re.S)
+    """The Yorùbá of docs/yoruba.md (its lang="yo" divs) and of the front page's guide."""
+    passages = re.findall(r'<div lang="yo">(.*?)</div>', DOC.read_text(encoding="utf-8"), re.S)
+    front = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    guide = re.findall(r'<section lang="yo"(.*?)</section>', front, re.S)
+    return passages + [re.sub(r"<[^>]+>", " ", g) for g in guide]
 
 
 def is_quotation(text: str) -> bool:
@@ -147,7 +151,7 @@ def test_the_scan_finds_the_strings_it_checks():
     assert {"yoruba.py", "language.py", "glossary.py"} <= files
     grader = {name for name, _ in grader_strings()}
     assert grader == {"faq.py", "notebook.py", "wording.py"}
-    assert len(doc_passages()) >= 1
+    assert len(doc_passages()) == 2
 
 
 @pytest.mark.parametrize("where", ["student", "doc"])

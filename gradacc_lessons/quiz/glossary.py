@@ -83,7 +83,7 @@ _KEPT = """gradient gradients batch batches micro-batch micro-batches effective 
     weights loss memory optimizer normalization layer layers batchnorm layernorm groupnorm
     rounding mean variance momentum backward forward pass activations peak training model data
     accuracy learning rate function statistics buffers float bottle bottleneck compare simulate
-    delay holding jupyterlab colab enter gpu vram step"""
+    delay holding jupyterlab colab enter gpu vram step library"""
 KEPT = frozenset(_KEPT.split())
 
 WRONG: tuple[Wrong, ...] = (
