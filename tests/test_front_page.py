@@ -26,14 +26,17 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Voices as the page will see them; `speak` records instead of speaking.
+# The page's speech, replaced: voices as the test chooses, `speak` records instead of speaking.
 SPEECH_STUB = """
 window.__spoken = [];
-window.__voices = %s;
-window.speechSynthesis.getVoices = () => window.__voices.map(
-    (lang) => ({lang: lang, name: "test " + lang, localService: true, default: false}));
-window.speechSynthesis.speak = (u) => window.__spoken.push({text: u.text, lang: u.lang});
-window.speechSynthesis.cancel = () => {};
+const voices = %s.map((lang) => ({lang: lang, name: "test " + lang, localService: true}));
+Object.defineProperty(window, "speechSynthesis", {configurable: true, value: {
+    getVoices: () => voices,
+    speak: (u) => window.__spoken.push({text: u.text, lang: u.lang}),
+    cancel: () => {},
+}});
+// A real utterance takes only a real SpeechSynthesisVoice: a plain one takes the stub's voices.
+window.SpeechSynthesisUtterance = function (text) { this.text = text; };
 """
 
 
