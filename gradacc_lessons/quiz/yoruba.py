@@ -89,7 +89,7 @@ FAQ: dict[str, Wording] = {
             "Kọ́ model pẹ̀lú batch ńlá nígbà tí memory gba batch kékeré nìkan",
             "Kọ́ model kíákíá ju ìgbà tí gbogbo batch wà nínú memory ní ẹ̀ẹ̀kan",
             "Dé accuracy kan náà pẹ̀lú parameter díẹ̀ nínú model náà",
-            "Fo backward pass fún èyí tó pọ̀ jù nínú àwọn micro-batch",
+            "Fò backward pass fún èyí tó pọ̀ jù nínú àwọn micro-batch",
         ),
         hint=(
             "Kí ló ń pọ̀ sí i bí batch ṣe ń tóbi sí i nígbà training: àwọn parameter ni, àbí "
@@ -147,7 +147,7 @@ FAQ: dict[str, Wording] = {
             "A kò pín loss ọ̀kọ̀ọ̀kan nínú micro-batch mẹ́rẹ̀ẹ̀rin sí mẹ́rin",
             "Àṣìṣe rounding ti float32 ń kó jọ lórí backward pass mẹ́rin náà",
             "Micro-batch kọ̀ọ̀kan ń lo mean àti variance tirẹ̀ fún normalization",
-            "A ń ṣe ìmúdójúìwọ̀n momentum optimizer lẹ́ẹ̀mẹ́rin dípò ẹ̀ẹ̀kan",
+            "A ń ṣe ìmúdójúìwọ̀n momentum optimizer lẹ́ẹ̀mẹ́rin dípò lẹ́ẹ̀kan",
         ),
         hint="Ṣé àpẹẹrẹ kan máa ń ní èsì kan náà nínú micro-batch bí ó ṣe ní nínú gbogbo batch?",
         explanation=guide_says(
