@@ -474,7 +474,7 @@ def test_the_language_switch_shows_the_quiz_in_yoruba():
     quizzes["yo"].answers[q.id].value = wrong_choices(q)[0]
     quizzes["yo"].checks[q.id].click()
     assert f"{YO.not_quite} {YO.hint} {q.hint}" in quizzes["yo"].feedback[q.id].value
-    assert "Àmì: 0 / 5 ní ìgbìyànjú àkọ́kọ́" in quizzes["yo"].score.value
+    assert "Máàkì: 0 / 5 ní ìgbìyànjú àkọ́kọ́" in quizzes["yo"].score.value
     assert quizzes["yo"].checks[q.id].description == "Ṣàyẹ̀wò"
 
 
@@ -605,7 +605,7 @@ def test_the_static_quiz_escapes_what_it_shows():
 def test_the_static_quiz_in_yoruba_says_its_own_words():
     page = quiz_html(draw(faq_questions(), "yo", seed=0), "yo")
     assert '<div class="gradacc-quiz-static" lang="yo">' in page
-    assert "<summary>Ìtọ́ni</summary>" in page and "<summary>Ìdáhùn</summary>" in page
+    assert "<summary>Ìtọ́ka</summary>" in page and "<summary>Ìdáhùn</summary>" in page
     assert "Kini ikojọpọ Gradient?" in page
 
 
@@ -633,11 +633,18 @@ def test_every_faq_item_exists_in_both_languages(item):
 
 
 @pytest.mark.parametrize("number", [1, 2, 4])
-def test_the_guides_yoruba_questions_and_answers_are_used_verbatim(number):
-    asked, answered = guide_faq()[number - 1]
+def test_the_guides_yoruba_questions_are_used_verbatim(number):
+    asked, _ = guide_faq()[number - 1]
+    assert translated(faq_questions()[number - 1], "yo").prompt == asked
+
+
+@pytest.mark.parametrize("number", [1, 2, 3, 4, 5])
+def test_the_guides_answers_open_the_explanations_as_quotations(number):
+    _, answered = guide_faq()[number - 1]
     yo = translated(faq_questions()[number - 1], "yo")
-    assert yo.prompt == asked
-    assert yo.explanation == answered
+    opening = f"Ìtọ́sọ́nà náà dáhùn pé: «{answered}» "
+    assert yo.explanation.startswith(opening)
+    assert len(yo.explanation) > len(opening) + 40  # the course's own explanation follows
 
 
 @pytest.mark.parametrize("number", [3, 5])
@@ -730,9 +737,9 @@ def test_the_terminal_quiz_in_yoruba():
     item = draw([faq_questions()[0]], "yo", seed=0)[0]
     typed = iter(["ABCD"[wrong_choices(item)[0]], "ABCD"[item.answer]])
     run_text_quiz([item], "yo", ask=lambda _: next(typed), say=said.append)
-    assert said[1].startswith("Kò tíì tọ̀nà. Ìtọ́ni: ")
-    assert said[2].startswith("Ó tọ̀nà! Àmì náà ka ìdáhùn àkọ́kọ́ rẹ.")
-    assert said[-1] == "Ìparí. Àmì: 0 / 1 ní ìgbìyànjú àkọ́kọ́ · 1 / 1 tọ̀nà ní ìparí"
+    assert said[1].startswith("Kò tíì tọ̀nà. Ìtọ́ka: ")
+    assert said[2].startswith("Ó tọ̀nà! Máàkì náà ka ìdáhùn àkọ́kọ́ rẹ nìkan.")
+    assert said[-1] == "Ìparí. Máàkì: 0 / 1 ní ìgbìyànjú àkọ́kọ́ · 1 / 1 tọ̀nà ní ìparí"
 
 
 def test_without_a_kernel_or_terminal_self_check_prints_the_questions(monkeypatch, capsys):
