@@ -22,7 +22,7 @@ from gradacc_lessons.quiz.language import translated
 from gradacc_lessons.quiz.questions import faq_questions
 
 ROOT = Path(__file__).resolve().parents[1]
-GUIDE_FAQ = (ROOT / "tests" / "data" / "guide_faq.txt").read_text(encoding="utf-8")
+GUIDE_FAQ = (ROOT / "quizzes" / "tests" / "data" / "guide_faq.txt").read_text(encoding="utf-8")
 GUIDE_LINES = set(GUIDE_FAQ.splitlines())
 DOC = ROOT / "docs" / "yoruba.md"
 # The instructor's files with Yorùbá text: the final's FAQ bank, the notebook's headers,
