@@ -8,9 +8,8 @@ import re
 
 import pytest
 
-from tools.notebooks import execute_notebook
-
-from .conftest import NOTEBOOKS, printed
+from .conftest import printed
+from .lessons import register
 
 
 def number_after(text: str, pattern: str) -> float:
@@ -33,10 +32,13 @@ VALUES = {
 }
 
 
+LESSON = "01_accumulation_is_a_full_batch.ipynb"
+register(LESSON, VALUES.values())
+
+
 @pytest.fixture(scope="module")
-def lesson():
-    path = NOTEBOOKS / "01_accumulation_is_a_full_batch.ipynb"
-    run = execute_notebook(path, values=list(VALUES.values()))
+def lesson(lesson_runs):
+    run = lesson_runs.get(LESSON, VALUES.values())
     values = {name: run.values[expression] for name, expression in VALUES.items()}
     return printed(run.notebook), values
 
@@ -91,7 +93,8 @@ def test_lesson_1_shows_the_bugs_and_the_fix(lesson):
 def test_lesson_1_shows_equal_training(lesson, optimizer):
     text, _ = lesson
     prefix = optimizer + r" +{} +after 20 steps: parameters differ by"
-    # measured after 20-200 steps: <= 4.7e-7 in float32, <= 5.7e-16 in float64 (docs/measurements.md)
+    # measured after 20-200 steps: <= 4.7e-7 in float32, <= 5.7e-16 in float64
+    # (docs/measurements.md)
     assert number_after(text, prefix.format("float32")) < 1e-4
     assert number_after(text, prefix.format("float64")) < 1e-10
 
