@@ -14,7 +14,7 @@ PYTEST_ARGS ?= -n 2 --dist loadfile
 # Jupyter refuses to run as root unless told to (containers, CI machines).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: install lab test check bench system-tools site quizzes grade lint clean
+.PHONY: install lab test check bench system-tools site quizzes grade lint clean git-filter
 
 # Two environments in one .venv, each installed once (a stamp per torch version):
 # - the student's (`make lab`): torch, the lessons' package, JupyterLab and the frameworks
@@ -46,14 +46,15 @@ lab: $(LAB_STAMP)
 	cd notebooks && PATH="$(CURDIR)/$(BIN):$$PATH" JUPYTER_CONFIG_PATH="$(CURDIR)/tools/lab_config" ../$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) $(ROOT_FLAG) 01_accumulation_is_a_full_batch.ipynb
 
 ## test: check the system programs, install (or update) the course, lint it and run every test
-# (but the benchmarks: no test here depends on how fast the machine is)
-test: system-tools $(STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest $(PYTEST_ARGS)
+# (but the benchmarks: no test here depends on how fast the machine is); prints its time
+test: system-tools $(STAMP) git-filter
+	@start=$$(date +%s); status=0; set -x; \
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && \
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest $(PYTEST_ARGS) || status=$$?; \
+	set +x; echo "make test: lint and tests took $$(( $$(date +%s) - start )) s"; exit $$status
 
 ## check: lint, unit tests and doctests (no notebook, browser or process): the edit-test loop
-check: $(STAMP)
+check: $(STAMP) git-filter
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -n 2 -q -m "not slow and not browser and not distributed and not benchmark" \
@@ -91,6 +92,17 @@ grade: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+## git-filter: strip outputs from notebooks as git reads them (nbstripout, .gitattributes), so a
+## lesson you ran shows no change in `git status` and its outputs never reach a commit
+# --keep-id: the cells keep the ids JupyterLab gave them. The kernel's Python version is the one
+# part of the metadata that differs between machines. Not `required`: a clone without the
+# venv (or a worktree sharing this config) still works, git warns that the filter is missing.
+NBSTRIPOUT := $(BIN)/nbstripout --keep-id --extra-keys metadata.language_info.version
+git-filter:
+	@if git rev-parse --git-dir > /dev/null 2>&1; then \
+		git config filter.nbstripout.clean '$(NBSTRIPOUT)' && \
+		git config filter.nbstripout.smudge cat; fi
 
 clean:
 	rm -rf site build .pytest_cache .ruff_cache test-artifacts

@@ -1,9 +1,24 @@
-"""Where the lessons live (the fixtures every test gets are in ../conftest.py)."""
+"""Where the lessons live, and their one execution per test run (the fixtures every test gets
+are in ../conftest.py)."""
 
+import os
 from pathlib import Path
+
+import pytest
+
+from .lessons import LessonRuns
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
+
+
+@pytest.fixture(scope="session")
+def lesson_runs(tmp_path_factory) -> LessonRuns:
+    """The lessons executed in this run (tests/lessons.py), shared by the xdist workers."""
+    run = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's folder is inside the run's
+        run = run.parent
+    return LessonRuns(run / "executed-lessons")
 
 
 def printed(notebook) -> str:

@@ -8,9 +8,8 @@ import re
 
 import pytest
 
-from tools.notebooks import execute_notebook
-
-from .conftest import NOTEBOOKS, printed
+from .conftest import printed
+from .lessons import register
 
 
 def number_after(text: str, pattern: str) -> float:
@@ -33,10 +32,13 @@ VALUES = {
 }
 
 
+LESSON = "01_accumulation_is_a_full_batch.ipynb"
+register(LESSON, VALUES.values())
+
+
 @pytest.fixture(scope="module")
-def lesson():
-    path = NOTEBOOKS / "01_accumulation_is_a_full_batch.ipynb"
-    run = execute_notebook(path, values=list(VALUES.values()))
+def lesson(lesson_runs):
+    run = lesson_runs.get(LESSON, VALUES.values())
     values = {name: run.values[expression] for name, expression in VALUES.items()}
     return printed(run.notebook), values
 

@@ -9,9 +9,8 @@ import re
 import pytest
 import torch
 
-from tools.notebooks import execute_notebook
-
 from .conftest import NOTEBOOKS
+from .lessons import register
 
 LESSON = NOTEBOOKS / "04_peak_memory.ipynb"
 LAST_CELL = """from gradacc_lessons.quiz.questions import questions_for
@@ -51,9 +50,12 @@ def shares(peaks: list[list[int]]) -> dict[int, float]:
     return {n: peak / peaks[0][1] for n, peak in peaks}
 
 
+register(LESSON.name, VALUES.values())
+
+
 @pytest.fixture(scope="module")
-def lesson():
-    run = execute_notebook(LESSON, values=list(VALUES.values()))
+def lesson(lesson_runs):
+    run = lesson_runs.get(LESSON.name, VALUES.values())
     values = {name: run.values[expression] for name, expression in VALUES.items()}
     return run.notebook, outputs(run.notebook, "stdout"), values
 

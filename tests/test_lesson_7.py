@@ -13,10 +13,10 @@ import subprocess
 import nbformat
 import pytest
 
-from tools.notebooks import execute_notebook
 from tools.setup_cell import SETUP_CELL, setup_cell_for
 
 from .conftest import NOTEBOOKS
+from .lessons import register
 
 LESSON = NOTEBOOKS / "07_frameworks.ipynb"
 FLOAT32 = 1e-5  # float32 against float64 over 3 SGD steps: measured <= 7e-7 (test_frameworks)
@@ -53,9 +53,12 @@ VALUES = {
 }
 
 
+register(LESSON.name, VALUES.values())
+
+
 @pytest.fixture(scope="module")
-def lesson():
-    run = execute_notebook(LESSON, values=list(VALUES.values()))
+def lesson(lesson_runs):
+    run = lesson_runs.get(LESSON.name, VALUES.values())
     return {name: run.values[expression] for name, expression in VALUES.items()}
 
 

@@ -7,10 +7,10 @@ scraped from its printed text; the text is checked only where the text is the cl
 import nbformat
 import pytest
 
-from tools.notebooks import execute_notebook
 from tools.setup_cell import SETUP_CELL
 
 from .conftest import NOTEBOOKS, printed
+from .lessons import register
 
 LESSONS = {2: "02_scaling_the_loss.ipynb", 3: "03_batchnorm.ipynb"}
 CHECK_YOURSELF = """from gradacc_lessons.quiz.questions import questions_for
@@ -49,11 +49,15 @@ VALUES = {
 }
 
 
+for _n, _name in LESSONS.items():
+    register(_name, VALUES[_n].values())
+
+
 @pytest.fixture(scope="module")
-def executed():
+def executed(lesson_runs):
     lessons = {}
     for n, name in LESSONS.items():
-        run = execute_notebook(NOTEBOOKS / name, values=list(VALUES[n].values()))
+        run = lesson_runs.get(name, VALUES[n].values())
         values = {key: run.values[expression] for key, expression in VALUES[n].items()}
         lessons[n] = run.notebook, values
     return lessons

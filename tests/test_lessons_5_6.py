@@ -6,14 +6,11 @@ scraped from its printed text; the text is checked only where the wording is the
 
 from __future__ import annotations
 
-import time
-
 import psutil
 import pytest
 
-from tools.notebooks import execute_notebook
-
 from .conftest import NOTEBOOKS, printed
+from .lessons import register
 
 pytestmark = [pytest.mark.slow, pytest.mark.distributed]  # lesson 6 starts DDP processes
 
@@ -50,22 +47,22 @@ LESSON_6 = {
 }
 
 
-def execute(name: str, expressions: dict[str, str]):
-    run = execute_notebook(NOTEBOOKS / name, values=list(expressions.values()))
-    values = {key: run.values[expression] for key, expression in expressions.items()}
-    return run.notebook, values
+LESSON_5_NAME, LESSON_6_NAME = "05_training_curves.ipynb", "06_beyond_one_device.ipynb"
+register(LESSON_5_NAME, LESSON_5.values())
+register(LESSON_6_NAME, LESSON_6.values())
 
 
 @pytest.fixture(scope="module")
-def lesson5():
-    return execute("05_training_curves.ipynb", LESSON_5)
+def lesson5(lesson_runs):
+    run = lesson_runs.get(LESSON_5_NAME, LESSON_5.values())
+    return run.notebook, {key: run.values[expression] for key, expression in LESSON_5.items()}
 
 
 @pytest.fixture(scope="module")
-def lesson6():
-    start = time.time()
-    notebook, values = execute("06_beyond_one_device.ipynb", LESSON_6)
-    return printed(notebook), values, start
+def lesson6(lesson_runs):
+    run = lesson_runs.get(LESSON_6_NAME, LESSON_6.values())
+    values = {key: run.values[expression] for key, expression in LESSON_6.items()}
+    return printed(run.notebook), values, run.started  # when the lesson's kernel started
 
 
 def test_lesson_5_accumulated_run_lies_on_the_large_batch_run(lesson5):

@@ -102,7 +102,9 @@ def test_stack_activations_match_the_hand_count(widths, size):
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     report = measure_training_memory(model, opt, nn.MSELoss(), x, y)
     expected = size * stack_saved_bytes_per_sample(widths)
-    assert abs(report.activation_bytes - expected) <= 0.10 * expected, (report, expected)
+    # saved_tensors_hooks count exactly what autograd keeps: measured 0 bytes off the hand count
+    # on every case here (torch 2.13, CPU; docs/measurements.md)
+    assert report.activation_bytes == expected, (report, expected)
 
 
 @pytest.mark.parametrize("width", [2, 8, 24])
@@ -112,7 +114,7 @@ def test_conv_activations_match_the_hand_count(width):
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     report = measure_training_memory(model, opt, nn.MSELoss(), x, y)
     expected = 16 * conv_saved_bytes_per_sample(width)
-    assert abs(report.activation_bytes - expected) <= 0.10 * expected, (report, expected)
+    assert report.activation_bytes == expected, (report, expected)  # exact, as above
 
 
 @pytest.mark.parametrize("accumulation_steps", [2, 4, 8])
@@ -123,7 +125,7 @@ def test_micro_batches_count_their_own_samples_not_the_batch(accumulation_steps)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     report = measure_training_memory(model, opt, nn.MSELoss(), x, y, accumulation_steps)
     expected = (64 // accumulation_steps) * conv_saved_bytes_per_sample(4)
-    assert abs(report.activation_bytes - expected) <= 0.10 * expected
+    assert report.activation_bytes == expected  # exact: the hand count of 64/N samples
 
 
 def test_a_tensor_saved_whole_and_reshaped_counts_once():
@@ -165,16 +167,18 @@ def test_activations_shrink_with_accumulation(make, data, steps):
     x, y = data(64)
     whole = measure_training_memory(model, opt, loss, x, y)
     split = measure_training_memory(model, opt, loss, x, y, accumulation_steps=steps)
-    assert whole.activation_bytes >= 0.8 * steps * split.activation_bytes
+    # measured: whole / (N x split) >= 0.9997 (the encoder's micro-batch keeps a few bytes that
+    # do not scale with its samples; the CNN's ratio is 1); 0.99 still fails a split that
+    # counts the whole batch (ratio 1/N) or half of it
+    assert whole.activation_bytes >= 0.99 * steps * split.activation_bytes
     assert split.floor_bytes == whole.floor_bytes
 
 
 def test_activation_bytes_per_sample_matches_the_hand_count():
     model = conv_net(5)
     x, y = conv_data(3)
-    assert activation_bytes_per_sample(model, nn.MSELoss(), x, y) == pytest.approx(
-        conv_saved_bytes_per_sample(5), rel=0.10
-    )
+    # exact: measured 0 bytes off the hand count (docs/measurements.md)
+    assert activation_bytes_per_sample(model, nn.MSELoss(), x, y) == conv_saved_bytes_per_sample(5)
 
 
 # --- parameters, gradients, optimizer state --------------------------------------------
@@ -221,7 +225,8 @@ def test_the_estimate_agrees_with_the_measurement(name):
     estimate = estimate_training_memory(model, opt, 24, per_sample)
     measured = measure_training_memory(model, opt, nn.MSELoss(), x, y)
     assert estimate.floor_bytes == measured.floor_bytes
-    assert estimate.activation_bytes == pytest.approx(measured.activation_bytes, rel=0.10)
+    # per-sample bytes x samples: activations are linear in the micro-batch, measured exact
+    assert estimate.activation_bytes == measured.activation_bytes
     assert estimate.method.startswith("analytic")
 
 

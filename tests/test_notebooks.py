@@ -1,15 +1,22 @@
 """The one execution helper (tools/notebooks.py): values from the kernel, and failures that
-name the notebook and the cell instead of hanging."""
+name the notebook and the cell instead of hanging; and the tests' one execution of each lesson
+per run (tests/lessons.py)."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import nbformat
 import pytest
 
 from tools import notebooks, setup_cell
 from tools.notebooks import NotebookError, execute_notebook
+
+from .conftest import ROOT
+from .lessons import LessonRuns
 
 pytestmark = pytest.mark.slow  # each test starts a kernel
 
@@ -64,3 +71,54 @@ def test_the_command_lines_name_a_missing_notebook(main, tmp_path, capsys):
     assert stopped.value.code == 2
     said = capsys.readouterr().err
     assert "no such notebook:" in said and "lesson_99.ipynb" in said
+
+
+def test_a_lesson_is_executed_once_per_run_by_whichever_worker_asks_first(tmp_path):
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    notebook(folder, "a.ipynb", "import os\nx = os.getpid()")
+    runs = tmp_path / "run"
+    # Two workers ask at once, for different values: the lesson runs once, with both (the
+    # registry of the run, which every worker fills at collection, names both).
+    ask = (
+        "import json, sys\n"
+        "from pathlib import Path\n"
+        "from tests.lessons import LessonRuns, register\n"
+        "register('a.ipynb', ['x', 'x + 1'])\n"
+        "run = LessonRuns(Path(sys.argv[1]), Path(sys.argv[2])).get('a.ipynb', [sys.argv[3]])\n"
+        "print(json.dumps([run.started, run.values]))"
+    )
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", ask, str(runs), str(folder), expression],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for expression in ("x", "x + 1")
+    ]
+    (started, values), (started_too, values_too) = [
+        json.loads(worker.communicate(timeout=300)[0]) for worker in workers
+    ]
+    assert started == started_too and values == values_too
+    assert values["x + 1"] == values["x"] + 1 and values["x"] != os.getpid()
+    # Asked again in this process for what it holds: read back, not run again.
+    again = LessonRuns(runs, folder).get("a.ipynb", ["x"])
+    assert again.started == started and again.values["x"] == values["x"]
+    assert again.notebook.cells[0].source.startswith("import os")
+    # A lesson that fails: its error is kept and raised to every test that asks.
+    notebook(folder, "b.ipynb", "1 / 0")
+    for _ in range(2):
+        with pytest.raises(NotebookError, match=r"b\.ipynb, cell 0 .* raised ZeroDivisionError"):
+            LessonRuns(runs, folder).get("b.ipynb")
+    assert len(list(runs.glob("b-*.json"))) == 1
+
+
+def test_a_lesson_edited_during_the_run_is_executed_again(tmp_path):
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    notebook(folder, "a.ipynb", "x = 1")
+    runs = LessonRuns(tmp_path / "run", folder)
+    assert runs.get("a.ipynb", ["x"]).values == {"x": 1}
+    notebook(folder, "a.ipynb", "x = 2")
+    assert runs.get("a.ipynb", ["x"]).values == {"x": 2}

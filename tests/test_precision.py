@@ -176,6 +176,8 @@ def test_training_without_scaler_in_bf16_learns():
     batches = list(zip(x.split(32), y.split(32))) * 3
     losses = train_mixed_precision(model, optimizer, F.cross_entropy, batches, 4, max_grad_norm=1.0)
     assert len(losses) == 12
+    # measured: the last loss is 0.43-0.47 of the first (seeds 0-2, 12 AdamW steps); a model
+    # that does not learn, or diverges without a scaler, stays at 1 or above
     assert losses[-1] < 0.5 * losses[0], losses
 
 

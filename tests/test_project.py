@@ -53,10 +53,32 @@ def test_each_lesson_starts_with_the_setup_cell(path):
     assert "".join(first_code["source"]) == setup_cell_for(path.name)
 
 
-def test_makefile_pins_the_cpu_torch_this_machine_has():
-    makefile = (ROOT / "Makefile").read_text()
-    assert "TORCH_VERSION ?= 2.13.0" in makefile
-    assert '"torch==$(TORCH_VERSION)"' in makefile
+def pip_installs(*make_args: str) -> list[str]:
+    """The pip install commands `make install` would run on a fresh clone (a dry run), in order."""
+    dry_run = subprocess.run(
+        ["make", "-n", "-B", "install", *make_args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return [line for line in dry_run.splitlines() if " pip install " in line]
+
+
+def test_make_installs_the_torch_of_this_venv_before_the_course():
+    import torch
+
+    installs = pip_installs()
+    torches = [i for i, line in enumerate(installs) if "torch==" in line]
+    course = [i for i, line in enumerate(installs) if re.search(r"-e \S*\.", line)]
+    assert torches and course, installs
+    # torch first: pip then keeps it when the course's "torch>=2.2" is resolved, instead of
+    # fetching the default (CUDA) build
+    assert torches[0] < course[0], installs
+    pinned = re.search(r"torch==([\w.+]+)", installs[torches[0]])[1]
+    assert pinned == torch.__version__.split("+")[0] == "2.13.0"
+    # the pin can be changed on the command line, as the Makefile's header says
+    assert any('"torch==2.5.1"' in line for line in pip_installs("TORCH_VERSION=2.5.1"))
 
 
 @pytest.mark.slow

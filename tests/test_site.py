@@ -2,9 +2,11 @@
 
 The module builds the site once (`python -m tools.site`, what `make site` runs) in a network
 namespace that holds only the loopback interface (bubblewrap's --unshare-net), so a build that
-needs the network fails here. It serves the pages on 127.0.0.1 and opens each in Debian's
-Chromium with every request routed: one to any other host is recorded and refused. Each page
-must load with no console error, no failed request and no empty output area, its math typeset.
+needs the network fails here. It renders the lessons as the lesson tests executed them
+(`--executed`: tests/lessons.py runs each lesson once per test run). It serves the pages on
+127.0.0.1 and opens each in Debian's Chromium with every request routed: one to any other host
+is recorded and refused. Each page must load with no console error, no failed request and no
+empty output area, its math typeset.
 Screenshots go to test-artifacts/site/.
 """
 
@@ -19,6 +21,7 @@ import sys
 import threading
 from pathlib import Path
 
+import nbformat
 import pytest
 from playwright.sync_api import sync_playwright
 
@@ -59,11 +62,16 @@ BROKEN_IMAGES = """() => [...document.querySelectorAll('img')]
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
+def site(tmp_path_factory, lesson_runs) -> Path:
     """The site, built once in a network namespace with nothing but the loopback interface."""
     assert shutil.which("bwrap"), "the offline build needs bubblewrap: apt-get install bubblewrap"
     work = tmp_path_factory.mktemp("site")
+    executed = work / "executed"
+    executed.mkdir()
+    for name, run in lesson_runs.every_lesson([path.name for path in lesson_paths()]).items():
+        nbformat.write(run.notebook, executed / name)
     build = [sys.executable, "-m", "tools.site", "--out", str(work / "site")]
+    build += ["--executed", str(executed)]
     offline = ["bwrap", "--dev-bind", "/", "/", "--unshare-net", "--"]
     result = subprocess.run(
         offline + build + ["--work", str(work / "build")], cwd=ROOT, capture_output=True, text=True

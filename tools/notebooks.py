@@ -57,6 +57,7 @@ class ExecutedNotebook:
     notebook: nbformat.NotebookNode
     seconds: float
     values: dict = field(default_factory=dict)  # {expression: its JSON value in the kernel}
+    started: float = 0.0  # when the run began: time.time(), seconds since the epoch
 
 
 def execute_notebook(
@@ -82,11 +83,11 @@ def execute_notebook(
     with tempfile.TemporaryDirectory(prefix="gradacc-kernel-") as sockets:
         client = _client(notebook, path.parent, Path(sockets), kernel)
         client.timeout, client.startup_timeout = cell_timeout, startup_timeout
-        start = time.perf_counter()
+        started, start = time.time(), time.perf_counter()
         _run(client, path.name)
         seconds = time.perf_counter() - start
     found = json.loads(_stdout(notebook.cells.pop())) if values else {}
-    return ExecutedNotebook(notebook, seconds, found)
+    return ExecutedNotebook(notebook, seconds, found, started)
 
 
 class _SlicedChannel(AsyncZMQSocketChannel):

@@ -3,7 +3,9 @@
 1. Run every lesson (notebooks/0*.ipynb) headless with tools/notebooks.py, the course's one
    runner, the one the notebook tests use, and print the time each lesson took. (MyST-NB can
    execute too, but it would be a second runner, and its cache keys on the cells' source: a
-   change in gradacc_lessons would leave stale outputs on the site.)
+   change in gradacc_lessons would leave stale outputs on the site.) With `--executed FOLDER`,
+   the lessons are taken as already executed from FOLDER instead (the site test passes the
+   runs the lesson tests made, so a test run executes each lesson once).
 2. Stage the executed lessons beside docs/'s pages and the instructors' guides (quizzes/*.md),
    at the paths they have in the repository, so that a lesson's launch buttons open its file.
 3. Render them with Sphinx and MyST-NB (docs/conf.py); any Sphinx warning fails the build.
@@ -114,13 +116,22 @@ def stage(source: Path) -> None:
         (source / guide).write_text(text)
 
 
-def execute_lessons(source: Path) -> None:
-    """Run each lesson and write it, ready for the site, to `source`/notebooks/."""
+def execute_lessons(source: Path, executed: Path | None = None) -> None:
+    """Run each lesson and write it, ready for the site, to `source`/notebooks/.
+
+    With `executed`, a folder of the lessons already executed (same file names), take them
+    from there instead of running them; a lesson missing from it is a ValueError.
+    """
     (source / "notebooks").mkdir(parents=True, exist_ok=True)
     for path in lesson_paths():
-        run = execute_notebook(path)
-        notebook, seconds = run.notebook, run.seconds
-        print(f"{path.name:<45} executed in {seconds:5.1f} s", flush=True)
+        if executed is None:
+            run = execute_notebook(path)
+            notebook = run.notebook
+            print(f"{path.name:<45} executed in {run.seconds:5.1f} s", flush=True)
+        elif (executed / path.name).is_file():
+            notebook = nbformat.read(executed / path.name, as_version=4)
+        else:
+            raise ValueError(f"--executed {executed}: no {path.name} there; execute every lesson")
         nbformat.write(prepare_for_site(notebook, path.name), source / "notebooks" / path.name)
 
 
@@ -143,11 +154,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "site", help="the site's folder")
     parser.add_argument("--work", type=Path, default=ROOT / "build" / "site", help="scratch folder")
+    parser.add_argument(
+        "--executed", type=Path, help="a folder of the lessons already executed: not run again"
+    )
     args = parser.parse_args(argv)
     shutil.rmtree(args.work, ignore_errors=True)
     source = args.work / "source"
     stage(source)
-    execute_lessons(source)
+    execute_lessons(source, args.executed)
     status = render(source, args.work, args.out)
     if status == 0:
         print(f"open {args.out / 'index.html'} in a browser")
