@@ -169,12 +169,6 @@ def test_the_students_yoruba_follows_the_convention(where):
     assert not found, "\n".join(found)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the final's bank (quizzes/gradacc_grader/bank/faq.py) and notebook.py still use "
-    "words the glossary marks wrong (ayeraye, ipele, iwuwasi, le) and untoned ikojọpọ; the "
-    "grader engineers own them (issue 23.3): remove this mark when they follow docs/yoruba.md",
-)
 def test_the_instructors_yoruba_follows_the_convention():
     found = []
     for name, text in grader_strings():

@@ -50,11 +50,11 @@ TEXT = {
     },
     "yo": {
         "how": (
-            "**Bí o ṣe le dáhùn.** Fún ìbéèrè kọ̀ọ̀kan, nínú sẹ́ẹ̀lì tó wà nísàlẹ̀ rẹ̀, fi lẹ́tà kan "
+            "**Bí o ṣe lè dáhùn.** Fún ìbéèrè kọ̀ọ̀kan, nínú sẹ́ẹ̀lì tó wà nísàlẹ̀ rẹ̀, fi lẹ́tà kan "
             'sí `answer_...`: `"A"`, `"B"`, `"C"` tàbí `"D"` (orúkọ náà, `=` àti lẹ́tà náà nínú '
             "àmì ìtọ́kasí, lẹ́ẹ̀kan ṣoṣo). O lè fi sẹ́ẹ̀lì tìrẹ kún un láti ṣe ìṣirò. Àwọn ìdánwò "
             "tó farapamọ́ ni yóò máàkì ìdáhùn rẹ lẹ́yìn tí o bá fi ránṣẹ́. Kí o tó fi ránṣẹ́, ṣe "
-            "*Kernel → Restart Kernel and Run All Cells*: gbogbo sẹ́ẹ̀lì gbọ́dọ̀ ṣiṣẹ́ láìsí "
+            "`Kernel → Restart Kernel and Run All Cells`: gbogbo sẹ́ẹ̀lì gbọ́dọ̀ ṣiṣẹ́ láìsí "
             "àṣìṣe. nbgrader yóò dá àwọn sẹ́ẹ̀lì tí a tì padà bí wọ́n ṣe wà."
         ),
         "answer": 'Ìdáhùn rẹ: fi lẹ́tà kan sí answer_{id}: "A", "B", "C" tàbí "D"',

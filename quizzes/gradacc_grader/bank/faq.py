@@ -63,7 +63,7 @@ T1 = {
         "ìwọ̀n wọn tẹ́lẹ̀) fún ìwọ̀n `w` ní gradients {g}, ní títẹ̀léra, láìsí `zero_grad()` "
         "láàrin wọn. Kí ni `w.grad` ní lẹ́yìn wọn?",
         "right": "backward() máa ń fi gradient micro-batch kọ̀ọ̀kan kún ohun tó wà nínú .grad: "
-        "lẹ́yìn fèrèsé, àpapọ̀ wọn ló wà níbẹ̀, gradient ti ìpàdánù gbogbo ipele.",
+        "lẹ́yìn fèrèsé, àpapọ̀ wọn ló wà níbẹ̀, gradient ti ìpàdánù gbogbo batch.",
         "last": "backward() kò rọ́pò .grad, ó ń fi kún un: gradients ti àwọn micro-batches "
         "àkọ́kọ́ ṣì wà níbẹ̀.",
         "mean": "backward() kò ṣe àròpín, ó ń kó wọn pọ̀. Àròpín wá láti pípín ìpàdánù kọ̀ọ̀kan "
@@ -113,8 +113,8 @@ T2 = {
         "gradients and optimizer state comes on top.",
     },
     "yo": {
-        "q": "Àwọn ayeraye, gradients àti ipò optimizer gba **{floor} MiB**; àwọn activations gba "
-        "**{a} MiB fún àpẹẹrẹ kọ̀ọ̀kan**; ipele tó munadoko jẹ́ àpẹẹrẹ **{batch}**, ìsúná iranti "
+        "q": "Àwọn weights, gradients àti ipò optimizer gba **{floor} MiB**; àwọn activations gba "
+        "**{a} MiB fún àpẹẹrẹ kọ̀ọ̀kan**; batch àpapọ̀ jẹ́ àpẹẹrẹ **{batch}**, ìsúná iranti "
         "sì jẹ́ **{budget} MiB**. Pẹ̀lú àwòṣe ìṣirò ẹ̀kọ́ 4 (ilẹ̀ + micro-batch × activations "
         "fún àpẹẹrẹ kọ̀ọ̀kan), `accumulation_steps` tó kéré jù wo nínú 1, 2, 4, 8, 16, 32 àti 64 "
         "ló baamu?",
@@ -193,7 +193,7 @@ T3 = {
         "nolast": "Ìyẹn fi fèrèsé kúkúrú tó kẹ́yìn sílẹ̀: a ṣírò gradients rẹ̀ lásán.",
         "nofirst": "Ìyẹn fi ìparẹ́ ṣáájú micro-batch àkọ́kọ́ sílẹ̀: gradients tó kù láti iṣẹ́ "
         "àtijọ́ yóò wọ igbesẹ àkọ́kọ́.",
-        "every": "Igbesẹ lẹ́yìn micro-batch kọ̀ọ̀kan jẹ́ ìkẹ́kọ̀ọ́ pẹ̀lú ipele kékeré: gradients "
+        "every": "Igbesẹ lẹ́yìn micro-batch kọ̀ọ̀kan jẹ́ ìkẹ́kọ̀ọ́ pẹ̀lú batch kékeré: gradients "
         "fèrèsé kò kó jọ rárá.",
         "inside": "Pípa gradients rẹ́ lẹ́yìn micro-batch kọ̀ọ̀kan ń sọ àwọn gradients tí fèrèsé "
         "ń kó jọ nù: micro-batch tó kẹ́yìn nìkan ni yóò kà.",
@@ -251,13 +251,13 @@ T4 = {
     "yo": {
         "q": "Èwo nínú àwọn Layer wọ̀nyí, nínú nẹ́tíwọ̀ọ̀kì tí a kọ́ ní ipò `train()` pẹ̀lú "
         "micro-batches 4 tí a kó jọ fún igbesẹ kọ̀ọ̀kan, ló ń jẹ́ kí gradients dọ́gba pẹ̀lú ti "
-        "ipele kan ti gbogbo àwọn àpẹẹrẹ wọn?",
-        "group": "GroupNorm (ẹgbẹ iwuwasi) ń ṣe ìṣirò àwọn statistiki rẹ̀ nínú àpẹẹrẹ kọ̀ọ̀kan: "
-        "bí a ṣe pín ipele kò lè yí wọn padà.",
-        "layer": "LayerNorm (Layer iwuwasi) ń ṣe ìṣirò àwọn statistiki rẹ̀ nínú àpẹẹrẹ "
-        "kọ̀ọ̀kan: bí a ṣe pín ipele kò lè yí wọn padà.",
+        "batch kan tí ó ní gbogbo àwọn àpẹẹrẹ wọn?",
+        "group": "GroupNorm ń ṣe ìṣirò àwọn statistiki rẹ̀ nínú àpẹẹrẹ kọ̀ọ̀kan: "
+        "bí a ṣe pín batch kò lè yí wọn padà.",
+        "layer": "LayerNorm ń ṣe ìṣirò àwọn statistiki rẹ̀ nínú àpẹẹrẹ "
+        "kọ̀ọ̀kan: bí a ṣe pín batch kò lè yí wọn padà.",
         "`nn.BatchNorm1d(32)`": "Ní ipò train, BatchNorm ń lo àròpín àti variance ti micro-batch "
-        "kọ̀ọ̀kan, kì í ṣe ti gbogbo ipele.",
+        "kọ̀ọ̀kan, kì í ṣe ti gbogbo batch.",
         "`nn.BatchNorm1d(32, momentum=0.01)`": "Momentum kan àwọn statistiki tó ń ṣiṣẹ́ nìkan; "
         "ní ipò train micro-batch kọ̀ọ̀kan ṣì ń lo tirẹ̀.",
         "`nn.BatchNorm1d(32, affine=False)`": "Láìsí ìwọ̀n àti ìyípadà rẹ̀, ó ṣì ń lo àròpín "
@@ -299,13 +299,13 @@ T5 = {
         "ẹ̀yà kan rẹ̀, àròpín àwọn micro-batches jẹ́ {means}; àròpín tó ń ṣiṣẹ́ (running mean) "
         "rẹ̀ jẹ́ {running}. Àròpín wo ni Layer náà yọ kúrò nínú ẹ̀yà yẹn fún àwọn àpẹẹrẹ "
         "micro-batch **{k}**?",
-        "right": "Ní ipò train, a máa ń ṣe iwuwasi micro-batch kọ̀ọ̀kan pẹ̀lú àròpín tirẹ̀: "
-        "forward dá lórí àwọn àpẹẹrẹ tó wà papọ̀, nítorí náà kì í ṣe ti gbogbo ipele.",
-        "batch": "Ìyẹn ni àròpín gbogbo àpẹẹrẹ 32, èyí tí ipele kan ṣoṣo yóò yọ kúrò. Ìyàtọ̀ "
-        "wọn ni ìdí tí ikojọpọ kò fi lè bá a mu.",
+        "right": "Ní ipò train, a máa ń ṣe normalization micro-batch kọ̀ọ̀kan pẹ̀lú àròpín tirẹ̀: "
+        "forward dá lórí àwọn àpẹẹrẹ tó wà papọ̀, nítorí náà kì í ṣe ti gbogbo batch.",
+        "batch": "Ìyẹn ni àròpín gbogbo àpẹẹrẹ 32, èyí tí batch kan ṣoṣo yóò yọ kúrò. Ìyàtọ̀ "
+        "wọn ni ìdí tí ìkójọpọ̀ kò fi lè bá a mu.",
         "running": "Àròpín tó ń ṣiṣẹ́ jẹ́ ti ipò eval; ní ipò train BatchNorm ń lo statistiki "
-        "ipele tó rí, níbí micro-batch náà.",
-        "other": "Ìyẹn ni àròpín micro-batch mìíràn: a ń ṣe iwuwasi micro-batch kọ̀ọ̀kan pẹ̀lú "
+        "batch tó rí, níbí micro-batch náà.",
+        "other": "Ìyẹn ni àròpín micro-batch mìíràn: a ń ṣe normalization micro-batch kọ̀ọ̀kan pẹ̀lú "
         "statistiki tirẹ̀ nìkan.",
     },
 }
@@ -359,7 +359,7 @@ Each window must make the same update as one batch holding all of its samples. R
 check below your function: it catches the common bugs. The grader then trains models case
 by case (whole windows, a shorter last window, leftover gradients), part of the points for each.""",
     "yo": """\
-### FAQ 3 ní kóòdù: kọ lupu ikojọpọ ({points})
+### FAQ 3 ní kóòdù: kọ lupu ìkójọpọ̀ ({points})
 
 Parí `train_with_accumulation(model, optimizer, loss_fn, micro_batches, accumulation_steps)`:
 
@@ -370,9 +370,9 @@ Parí `train_with_accumulation(model, optimizer, loss_fn, micro_batches, accumul
 - lẹ́yìn fèrèsé kọ̀ọ̀kan ti micro-batches `accumulation_steps`, pe `optimizer.step()`, lẹ́yìn
   náà `optimizer.zero_grad()`;
 - tí micro-batches bá tán láàrin fèrèsé kan, ṣe igbesẹ lórí fèrèsé kúkúrú tó kẹ́yìn náà, tí a
-  wọ̀n bí ipele ti àwọn àpẹẹrẹ tirẹ̀; iṣẹ́ náà kò dá nǹkan padà.
+  wọ̀n bí batch ti àwọn àpẹẹrẹ tirẹ̀; iṣẹ́ náà kò dá nǹkan padà.
 
-Fèrèsé kọ̀ọ̀kan gbọ́dọ̀ ṣe ìmúdójúìwọ̀n kan náà bí ipele kan tó ní gbogbo àwọn àpẹẹrẹ rẹ̀. Ṣe
+Fèrèsé kọ̀ọ̀kan gbọ́dọ̀ ṣe ìmúdójúìwọ̀n kan náà bí batch kan tó ní gbogbo àwọn àpẹẹrẹ rẹ̀. Ṣe
 àyẹ̀wò kíákíá nísàlẹ̀ iṣẹ́ rẹ: ó ń rí àwọn àṣìṣe tó wọ́pọ̀. Ìdánwò tó farapamọ́ yóò kọ́ àwọn àwòṣe
 ní ọ̀kọ̀ọ̀kan (fèrèsé kíkún, fèrèsé kúkúrú tó kẹ́yìn, gradients tó kù), apá kan máàkì fún ọ̀kọ̀ọ̀kan.""",
 }
@@ -425,11 +425,11 @@ LOOP_MESSAGES = {
         "count": "optimizer.step() ṣiṣẹ́ ní ìgbà {} fún fèrèsé 2 ti micro-batches 2: lẹ́ẹ̀kan "
         "fún fèrèsé kọ̀ọ̀kan",
         "after": "gradients kù nínú .grad lẹ́yìn igbesẹ tó kẹ́yìn: pa wọ́n rẹ́ lẹ́yìn igbesẹ kọ̀ọ̀kan",
-        "divide": "fèrèsé kọ̀ọ̀kan yí àwọn ìwọ̀n padà ní ìlọ́po méjì ti ipele kan: ìpàdánù "
+        "divide": "fèrèsé kọ̀ọ̀kan yí àwọn ìwọ̀n padà ní ìlọ́po méjì ti batch kan: ìpàdánù "
         "kọ̀ọ̀kan jẹ́ àròpín, nítorí náà gradients fèrèsé kó jọ sí ìlọ́po N ti àròpín",
         "leftover": "gradient tó kù nínú .grad wọ igbesẹ àkọ́kọ́: pa gradients rẹ́ ṣáájú "
         "micro-batch àkọ́kọ́",
-        "other": "àwọn ìwọ̀n yàtọ̀ sí igbesẹ ipele kíkún kan fún fèrèsé kọ̀ọ̀kan",
+        "other": "àwọn ìwọ̀n yàtọ̀ sí igbesẹ batch kíkún kan fún fèrèsé kọ̀ọ̀kan",
         "passed": "Àyẹ̀wò kíákíá yege: fèrèsé 2 ti micro-batches 2, gradients tó kù. Ìdánwò tó "
         "farapamọ́ yóò gbìyànjú àwọn ìwọ̀n mìíràn, fèrèsé kúkúrú tó kẹ́yìn náà.",
     },
@@ -458,9 +458,9 @@ WRITTEN = Written(
         "batch.",
         "yo": "### FAQ 5, ní ọ̀rọ̀ ara rẹ ({points} máàkì, olùkọ́ ni yóò máàkì rẹ̀)\n\nNínú "
         "sẹ́ẹ̀lì nísàlẹ̀, ṣàlàyé ní gbólóhùn mẹ́ta sí márùn-ún ìdí tí micro-batches mẹ́rin nínú "
-        "àwòṣe tó ní BatchNorm fi ń fún ní gradients tó yàtọ̀ sí ti ipele kan ti ìwọ̀n kan náà, "
-        "bí a tilẹ̀ wọ̀n ìpàdánù kọ̀ọ̀kan dáadáa, kí o sì dárúkọ ọ̀nà kan láti jẹ́ kí ikojọpọ bá "
-        "ipele kíkún mu.",
+        "àwòṣe tó ní BatchNorm fi ń fún ní gradients tó yàtọ̀ sí ti batch kan ti ìwọ̀n kan náà, "
+        "bí a tilẹ̀ wọ̀n ìpàdánù kọ̀ọ̀kan dáadáa, kí o sì dárúkọ ọ̀nà kan láti jẹ́ kí ìkójọpọ̀ bá "
+        "batch kíkún mu.",
     },
     model_answer=(
         "In training mode BatchNorm normalises each micro-batch with the mean and variance of "
@@ -491,7 +491,7 @@ FAQ = Assignment(
     lesson="final",
     title={
         "en": "Final quiz: the gradient accumulation FAQ",
-        "yo": "Ìdánwò ìkẹyìn: àwọn ìbéèrè tí a máa ń béèrè nípa ikojọpọ gradient",
+        "yo": "Ìdánwò ìkẹyìn: àwọn ìbéèrè tí a máa ń béèrè nípa ìkójọpọ̀ gradient",
     },
     intro={
         "en": "One question per item of the FAQ, in the FAQ's order, each asking you to work "
