@@ -114,6 +114,12 @@ _CODE = re.compile(r"`[^`]*`|\{[^{}]*\}|\S*(?:_|\(\)|\.\w)\S*")
 UNTONED_RUN = 5  # this many Yorùbá words in a row with no tone mark: the text is not tone-marked
 
 
+def _as_text(name: str, value) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string of Yorùbá text, got {type(value).__name__}")
+    return value
+
+
 def _toned_word(word: str) -> bool:
     return bool(_TONES & set(unicodedata.normalize("NFD", word)))
 
@@ -124,6 +130,7 @@ def bare(word: str) -> str:
     >>> bare("Ọlọ́run")
     'olorun'
     """
+    word = _as_text("word", word)
     return _MARKS.sub("", unicodedata.normalize("NFD", word)).lower()
 
 
@@ -133,12 +140,14 @@ def quotations(text: str) -> list[str]:
     >>> quotations("Ìtọ́sọ́nà náà sọ pé «igo».")
     ['igo']
     """
+    text = _as_text("text", text)
     text = re.sub(r"`[^`]*`", " ", unicodedata.normalize("NFC", text))  # code mentions «…»
     return [q[1:-1] for q in _QUOTE.findall(text)]
 
 
 def words(text: str) -> list[str]:
     """The words of `text` that the lint reads (NFC): quotations, code and {blanks} left out."""
+    text = _as_text("text", text)
     text = _CODE.sub(" ", _QUOTE.sub(" ", unicodedata.normalize("NFC", text)))
     return [
         unicodedata.normalize("NFC", w) for w in _WORD.findall(unicodedata.normalize("NFD", text))

@@ -44,14 +44,14 @@ GUIDE_FAQ: dict[str, tuple[str, str]] = {
 }
 
 
-def quote(text: str) -> str:
+def _quote(text: str) -> str:
     """The guide's `text` as a quotation: «text», which the glossary's check leaves alone."""
     return f"«{text}»"
 
 
-def guide_says(item: str, ours: str) -> str:
+def _guide_says(item: str, ours: str) -> str:
     """An explanation: the guide's answer to `item`, quoted, then the course's own words."""
-    return f"Ìtọ́sọ́nà náà dáhùn pé: {quote(GUIDE_FAQ[item][1])} {ours}"
+    return f"Ìtọ́sọ́nà náà dáhùn pé: {_quote(GUIDE_FAQ[item][1])} {ours}"
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ FAQ: dict[str, Wording] = {
             "Títọ́jú àròpín loss lórí àwọn micro-batch díẹ̀ tó kẹ́yìn",
         ),
         hint="Ronú nípa ohun tí backward() ń ṣe sí .grad tí ẹnìkan kò tíì sọ di òdo.",
-        explanation=guide_says(
+        explanation=_guide_says(
             "faq1_what",
             "Ohun tí ìtọ́sọ́nà náà fẹ́ sọ tọ̀nà, àfi ọ̀rọ̀ kan: «igo» túmọ̀ sí bottle; ohun "
             "tí ó fẹ́ sọ ni pé memory kò tó. Ní ọ̀rọ̀ tiwa: backward() ń fi gradient "
@@ -95,7 +95,7 @@ FAQ: dict[str, Wording] = {
             "Kí ló ń pọ̀ sí i bí batch ṣe ń tóbi sí i nígbà training: àwọn parameter ni, àbí "
             "ohun tí backward() nílò?"
         ),
-        explanation=guide_says(
+        explanation=_guide_says(
             "faq2_purpose",
             "Èrò rẹ̀ tọ̀nà, ṣùgbọ́n «afiwe» túmọ̀ sí compare (kì í ṣe simulate), «idaduro» sì "
             "túmọ̀ sí delay (kì í ṣe holding). Ohun tí ó ń ṣẹlẹ̀ ni pé: memory ń gbé activations "
@@ -113,7 +113,7 @@ FAQ: dict[str, Wording] = {
             "step() lẹ́yìn náà zero_grad(), lẹ́ẹ̀kan ní fèrèsé lẹ́yìn micro-batch kẹ́yìn",
         ),
         hint="Èwo nínú ìpè méjèèjì ni yóò da gradient tí a ṣì ń kó jọ nù?",
-        explanation=guide_says(
+        explanation=_guide_says(
             "faq3_when_step",
             "Ní Yorùbá: kó gradient jọ lórí micro-batch N (fèrèsé kan), pe optimizer.step() "
             "lẹ́ẹ̀kan fún batch àpapọ̀, lẹ́yìn náà sọ gradient di òdo kí fèrèsé tó kàn tó "
@@ -129,7 +129,7 @@ FAQ: dict[str, Wording] = {
             "Kò sí ọ̀kan: gbogbo layer normalization ló ń ba ìdọ́gba jẹ́",
         ),
         hint="Ṣé èsì àpẹẹrẹ kan gbára lé àwọn àpẹẹrẹ mìíràn nínú micro-batch rẹ̀?",
-        explanation=guide_says(
+        explanation=_guide_says(
             "faq4_norm_layers",
             "Ìdajì àkọ́kọ́ ìdáhùn yìí tọ̀nà, ṣùgbọ́n ìdajì kejì sọ òdìkejì ohun tí ó fẹ́ sọ: "
             "«yago fun ibaamu» túmọ̀ sí “yẹra fún ìbámu”. Òtítọ́ ni pé LayerNorm àti GroupNorm "
@@ -150,7 +150,7 @@ FAQ: dict[str, Wording] = {
             "A ń ṣe ìmúdójúìwọ̀n momentum optimizer lẹ́ẹ̀mẹ́rin dípò lẹ́ẹ̀kan",
         ),
         hint="Ṣé àpẹẹrẹ kan máa ń ní èsì kan náà nínú micro-batch bí ó ṣe ní nínú gbogbo batch?",
-        explanation=guide_says(
+        explanation=_guide_says(
             "faq5_batchnorm",
             "Bẹ́ẹ̀ ni: kò sí pípín loss tí ó lè tún èyí ṣe. Nígbà tí forward pass gbára lé "
             "batch, àwọn micro-batch ń ṣírò function mìíràn yàtọ̀ sí ti gbogbo batch.",
