@@ -119,7 +119,9 @@ def _question_cells(asked: Asked, number: int, lang: str) -> list:
             f"# {text['test'].format(id=qid, points=points)}",
             "### BEGIN HIDDEN TESTS",
             f"# {text['report']}",
-            f'print("{REPORT}", "answer_{qid}", repr(answer_{qid}))',
+            # str's own repr: np.str_("D") reports 'D' (repr() gives np.str_('D')); anything
+            # but a str raises, so reports nothing; "".__class__ even when `str` is reassigned
+            f'print("{REPORT}", "answer_{qid}", "".__class__.__repr__(answer_{qid}))',
             "### END HIDDEN TESTS",
         ]
     )
