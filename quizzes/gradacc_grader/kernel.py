@@ -53,6 +53,10 @@ class OutputLimits:
     notebook_bytes: int = 4 << 20  # output of the whole notebook
     message_bytes: int = 4 << 20  # one message (a larger one is never received)
     queued_messages: int = 50  # messages waiting in ZMQ's queue before the kernel waits
+    # cells whose output is counted: twice the cells a submission may hold (SubmissionLimits).
+    # The kernel writes each message's parent itself; past this, a new parent is one it made
+    # up, and counting it would let the kernel grow the grader's memory without bound.
+    cells_counted: int = 2000
 
 
 class OutputBudget:
@@ -69,6 +73,10 @@ class OutputBudget:
     '\\n[output cut: this cell sent more than 10 bytes of output]\\n'
     >>> budget.cap(printed("more"), 4)["msg_type"]  # dropped: nbclient ignores it
     'execute_input'
+    >>> few = OutputBudget(OutputLimits(cells_counted=1))
+    >>> made_up = {**printed("x"), "parent_header": {"msg_id": "no such cell"}}
+    >>> few.cap(printed("x"), 1)["msg_type"], few.cap(made_up, 1)["msg_type"], len(few.used)
+    ('stream', 'execute_input', 1)
     """
 
     def __init__(self, limits: OutputLimits):
@@ -83,6 +91,8 @@ class OutputBudget:
         if kind not in _OUTPUTS and kind not in _COMMS:
             return msg
         cell = msg["parent_header"].get("msg_id", "")
+        if cell not in self.used and len(self.used) >= self.limits.cells_counted:
+            return _inert(msg)  # a parent made up by the kernel: not counted, not shown
         self.used[cell] = self.used.get(cell, 0) + size
         self.total += size
         if self.used[cell] <= self.limits.cell_bytes and self.total <= self.limits.notebook_bytes:
