@@ -183,12 +183,16 @@ def stop_harnesses(sandbox: Sandbox) -> None:
         sandbox.ready.pop().stop()
 
 
-def run_exercise(cells, module: str, seed: int, sandbox: Sandbox, timeout=120.0) -> dict:
+def run_exercise(cells, module: str, seed: int, sandbox: Sandbox, timeout=None) -> dict:
     """Run a student's cells, then its function on an exercise's cases in a fresh sandbox.
 
     `module` names an exercise module of inside/ (see inside/loop_harness.py); the
     result is {case name: outcome}, or {"error": why} if the cell or the harness failed.
+    `timeout` (seconds) is by default the CPU time the kernel had for the same cells: a
+    student whose honest cells took a while in the kernel is not cut short here (gradacc-grade's
+    --timeout still bounds the whole student).
     """
+    timeout = float(sandbox.limits.cpu_seconds) if timeout is None else timeout
     harness = sandbox.ready.pop() if sandbox.ready else Running(sandbox, _harness_command(sandbox))
     cells = [cells] if isinstance(cells, str) else list(cells)  # one cell, or the notebook's
     request = {"module": module, "seed": seed, "cells": cells}
