@@ -7,11 +7,11 @@ It imports torch first (started --ahead of its request, also torch._dynamo, whic
 torch optimizer imports on first use: the grader is busy meanwhile), then reads its request on
 stdin, {"module": an exercise module of this folder, "seed": int, "cells": [the notebook's
 code cells, in order, up to the exercise's test cell]}, builds the module's cases from the
-seed BEFORE any student code runs, executes the cells in one namespace as the kernel did (a
-cell that raises is skipped, as nbgrader goes on), and runs the function they define on every
-case. It sends one JSON object, {case name: outcome} or {"error": ...}, on file descriptor FD:
-the write end of a pipe the grader created and reads. Never a file: this folder is the
-student's code's to fill with links.
+seed BEFORE any student code runs, executes the cells in one namespace as the kernel did, in an
+IPython shell (a cell that raises is skipped, as nbgrader goes on), and runs the function they
+define on every case. It sends one JSON object, {case name: outcome} or {"error": ...}, on file
+descriptor FD: the write end of a pipe the grader created and reads. Never a file: this folder
+is the student's code's to fill with links.
 
 Nothing here knows what a case should produce: the reference is the grader's, outside. Code
 in this process can send anything; the grader compares it with references it computes itself.
@@ -43,28 +43,48 @@ def main(result_fd: int, ahead: bool) -> None:
         json.dump(outcomes, result)
 
 
-def python_of(cell: str) -> str:
-    """A cell as plain Python: IPython's magics translated (`%time x = 1`), when IPython is here."""
-    try:
-        from IPython.core.inputtransformer2 import TransformerManager
-    except ImportError:
-        return cell
-    return TransformerManager().transform_cell(cell)
-
-
 def run_cells(exercise, built: list, cells: list[str], torch) -> dict:
     """Execute the cells in order, then the function on each case: {case name: outcome}."""
     namespace = {"__name__": "__main__", "torch": torch, "nn": torch.nn}
+    run = _cell_runner(namespace)
     last = "no cell ran"
     for cell in cells:
-        try:
-            exec(compile(python_of(cell), "answer", "exec"), namespace)
-        except BaseException:  # noqa: BLE001 (a cell's bug or exit skips that cell, as in the kernel)
-            last = traceback.format_exc(limit=3)
+        last = run(cell) or last
     function = namespace.get(exercise.FUNCTION)
     if not callable(function):
         return {"error": f"{exercise.FUNCTION} is not defined: {last.strip()[-2000:]}"}
     return {name: outcome_of(exercise, function, case) for name, case in built}
+
+
+def _cell_runner(namespace: dict):
+    """A function that runs one cell in `namespace` as the kernel did; returns its error or None.
+
+    An IPython shell, as in the kernel, so that magics (`%%time`, `%matplotlib inline`) and
+    `display` work as they did there; plain `exec` where IPython is missing.
+    """
+    try:
+        from IPython.core.interactiveshell import InteractiveShell
+        from traitlets.config import Config
+    except ImportError:
+        return lambda cell: _exec(cell, namespace)
+    config = Config()
+    config.HistoryManager.enabled = False  # nothing written to the sandbox's home
+    shell = InteractiveShell(user_ns=namespace, config=config)
+
+    def run(cell: str) -> str | None:
+        result = shell.run_cell(cell, silent=True, store_history=False)
+        error = result.error_before_exec or result.error_in_exec
+        return None if error is None else "".join(traceback.format_exception(error, limit=3))
+
+    return run
+
+
+def _exec(cell: str, namespace: dict) -> str | None:
+    try:
+        exec(compile(cell, "answer", "exec"), namespace)
+    except BaseException:  # noqa: BLE001 (a cell's bug or exit skips that cell, as in the kernel)
+        return traceback.format_exc(limit=3)
+    return None
 
 
 def outcome_of(exercise, function, case) -> dict:
