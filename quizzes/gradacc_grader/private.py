@@ -87,12 +87,22 @@ def make_private(path: Path) -> None:
     if path.is_symlink() or not path.exists():
         return
     _restrict(path)
-    if path.is_dir():
-        for root, dirs, files in os.walk(path):
-            for name in dirs + files:
-                entry = Path(root) / name
-                if not entry.is_symlink():
-                    _restrict(entry)
+    # a list of folders still to visit, not recursion: a student's submission may nest
+    # folders deeper than Python's recursion limit (os.walk recurses)
+    pending = [path] if path.is_dir() else []
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = list(folder.iterdir())
+        except OSError:  # a path longer than the system takes: nothing to read, nothing shown
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                continue
+            with contextlib.suppress(OSError):
+                _restrict(entry)
+                if entry.is_dir():
+                    pending.append(entry)
 
 
 def _restrict(path: Path) -> None:
