@@ -2,7 +2,7 @@
 
 How an effective batch is split: into `accumulation_steps` micro-batches whose sizes
 differ by at most one (`split_batch`, with each loss weighted by its share of the
-samples, so an uneven split is still exact). `micro_batch` is the largest of
+samples, so an uneven split is still exact). `micro_batch_size` is the largest of
 them: 10 samples in 4 steps are micro-batches of 3, 3, 2 and 2. Every micro-batch size
 from 1 to the effective batch is therefore possible, not only its divisors.
 
@@ -38,7 +38,7 @@ from gradacc_lessons.memory import (
 class AccumulationPlan:
     """How to reach `effective_batch` within `memory_budget` bytes, and the peak measured."""
 
-    micro_batch: int  # the largest micro-batch of the split
+    micro_batch_size: int  # the largest micro-batch of the split
     accumulation_steps: int
     predicted_peak_bytes: int  # measured on one window of this plan
     effective_batch: int
@@ -53,7 +53,7 @@ class AccumulationPlan:
 
     def __repr__(self) -> str:
         return (
-            f"AccumulationPlan(micro_batch={self.micro_batch}, "
+            f"AccumulationPlan(micro_batch_size={self.micro_batch_size}, "
             f"accumulation_steps={self.accumulation_steps}, "
             f"predicted_peak={format_bytes(self.predicted_peak_bytes)}, "
             f"memory_budget={format_bytes(self.memory_budget)}, "
@@ -110,7 +110,7 @@ def plan_accumulation(
         size = sizes[_largest_fitting(len(sizes), lambda i: peak(sizes[i]) <= memory_budget, guess)]
     report = known[size]
     return AccumulationPlan(
-        micro_batch=size,
+        micro_batch_size=size,
         accumulation_steps=math.ceil(effective_batch / size),
         predicted_peak_bytes=report.peak_bytes,
         effective_batch=effective_batch,

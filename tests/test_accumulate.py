@@ -235,10 +235,10 @@ def test_parameters_change_only_at_window_boundaries():
     train_accumulated(model, optimizer, nn.CrossEntropyLoss(), micro_batches, 3, on_event=snapshot)
     steps = [s for s in snapshots if s[0] == "step"]
     assert len(steps) == 3
-    for kind, window, micro_batch, weights in snapshots:
+    for kind, window, position, weights in snapshots:
         before = steps[window - 1][3] if window else None
         if kind == "backward" and before is not None:
-            assert torch.equal(weights, before), f"window {window}, micro-batch {micro_batch}"
+            assert torch.equal(weights, before), f"window {window}, position {position}"
     for (_, w0, _, a), (_, w1, _, b) in zip(steps, steps[1:]):
         assert not torch.equal(a, b), f"no change between the steps of windows {w0} and {w1}"
 

@@ -57,7 +57,7 @@ def test_gpipe_bubble_is_the_fill_and_drain(stages, micro_batches):
 
 def test_re_derive_n_when_the_device_count_changes():
     assert [accumulation_steps_for(1024, w, 16) for w in (8, 4, 2, 1)] == [8, 16, 32, 64]
-    with pytest.raises(ValueError, match="micro_batch"):
+    with pytest.raises(ValueError, match="micro_batch_size"):
         accumulation_steps_for(1000, 8, 16)
 
 

@@ -29,7 +29,7 @@ from gradacc_lessons.demos.sharding import collectives_per_window, communication
 from gradacc_lessons.models import MLP
 
 pytestmark = [pytest.mark.distributed, pytest.mark.timeout(600)]
-CONFIG = DDPConfig(world_size=2, micro_batch=4, accumulation_steps=4, windows=3)
+CONFIG = DDPConfig(world_size=2, micro_batch_size=4, accumulation_steps=4, windows=3)
 
 
 def _ddp_children() -> list[psutil.Process]:
@@ -114,7 +114,7 @@ def _full_batch_parameters() -> dict[str, torch.Tensor]:
     model = make_model(CONFIG)
     optimizer = torch.optim.SGD(model.parameters(), lr=CONFIG.lr, momentum=0.9)
     x, y = make_data(CONFIG)
-    per_step = CONFIG.world_size * CONFIG.micro_batch * CONFIG.accumulation_steps
+    per_step = CONFIG.world_size * CONFIG.micro_batch_size * CONFIG.accumulation_steps
     for step in range(CONFIG.windows):
         rows = slice(step * per_step, (step + 1) * per_step)
         optimizer.zero_grad()
@@ -144,7 +144,7 @@ def test_the_ranks_saw_disjoint_shares_that_make_up_the_effective_batch():
         seen = []
         for rank in range(CONFIG.world_size):
             for xb, _ in rank_micro_batches(x, y, window, rank, CONFIG):
-                assert len(xb) == CONFIG.micro_batch
+                assert len(xb) == CONFIG.micro_batch_size
                 seen += [rows[tuple(row.tolist())] for row in xb]
         assert len(seen) == len(set(seen)) == effective_batch(2, 4, 4) == 32
         assert sorted(seen) == list(range(window * 32, (window + 1) * 32))

@@ -36,14 +36,14 @@ TEXT = frameworks.zen_of_python()
 VOCABULARY = frameworks.make_vocabulary(TEXT)
 
 
-def chunks(count, micro_batch, n, **settings):
+def chunks(count, micro_batch_size, n, **settings):
     ids, labels = frameworks.make_chunks(TEXT, VOCABULARY, count, 16)
-    return frameworks.Recipe(ids, labels, micro_batch, n, **settings)
+    return frameworks.Recipe(ids, labels, micro_batch_size, n, **settings)
 
 
-def lines(count, micro_batch, n, **settings):
+def lines(count, micro_batch_size, n, **settings):
     ids, labels = frameworks.make_padded_lines(TEXT, VOCABULARY, count)
-    return frameworks.Recipe(ids, labels, micro_batch, n, **settings)
+    return frameworks.Recipe(ids, labels, micro_batch_size, n, **settings)
 
 
 # --- the references, by hand ---------------------------------------------------------------
@@ -51,7 +51,10 @@ def lines(count, micro_batch, n, **settings):
 
 def _windows(recipe):
     micro = list(
-        zip(recipe.input_ids.split(recipe.micro_batch), recipe.labels.split(recipe.micro_batch))
+        zip(
+            recipe.input_ids.split(recipe.micro_batch_size),
+            recipe.labels.split(recipe.micro_batch_size),
+        )
     )
     n = recipe.accumulation_steps
     return [micro[i : i + n] for i in range(0, len(micro), n)]
@@ -171,7 +174,7 @@ ALL_WAYS = (
     "Accelerate + token weights",
     "Lightning + token weights",
 )
-EVEN = [(24, 2, 4), (18, 3, 2)]  # (sequences, micro_batch, N): every window full
+EVEN = [(24, 2, 4), (18, 3, 2)]  # (sequences, micro_batch_size, N): every window full
 TAILS = [
     (20, 2, 4),
     (14, 2, 3),
@@ -566,9 +569,9 @@ IDS, LABELS = frameworks.make_chunks(TEXT, VOCABULARY, 8, 4)
 @pytest.mark.parametrize(
     "settings, named",
     [
-        ({"micro_batch": 0}, "micro_batch"),
-        ({"micro_batch": True}, "micro_batch"),
-        ({"micro_batch": 2.0}, "micro_batch"),
+        ({"micro_batch_size": 0}, "micro_batch_size"),
+        ({"micro_batch_size": True}, "micro_batch_size"),
+        ({"micro_batch_size": 2.0}, "micro_batch_size"),
         ({"accumulation_steps": -1}, "accumulation_steps"),
         ({"accumulation_steps": False}, "accumulation_steps"),
         ({"lr": 0.0}, "lr"),
@@ -583,14 +586,14 @@ IDS, LABELS = frameworks.make_chunks(TEXT, VOCABULARY, 8, 4)
     ],
 )
 def test_a_bad_recipe_says_what_to_fix(settings, named):
-    given = {"input_ids": IDS, "labels": LABELS, "micro_batch": 2, "accumulation_steps": 2}
+    given = {"input_ids": IDS, "labels": LABELS, "micro_batch_size": 2, "accumulation_steps": 2}
     with pytest.raises(ValueError, match=named):
         frameworks.Recipe(**{**given, **settings})
 
 
 def test_numpy_integers_are_counts():
     recipe = frameworks.Recipe(IDS, LABELS, np.int64(2), np.int32(2))
-    assert (recipe.micro_batch, recipe.accumulation_steps) == (2, 2)
+    assert (recipe.micro_batch_size, recipe.accumulation_steps) == (2, 2)
     assert recipe.window_sizes() == [2, 2]
 
 

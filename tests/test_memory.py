@@ -213,7 +213,7 @@ def test_parts_equal_hand_counts_and_stay_constant(name):
         assert report.parameter_bytes == params * F32, (size, steps)
         assert report.gradient_bytes == params * F32, (size, steps)
         assert report.optimizer_bytes == hand_optimizer_bytes(name, params, tensors), (size, steps)
-        assert report.micro_batch == -(-size // steps)
+        assert report.micro_batch_size == -(-size // steps)
 
 
 @pytest.mark.parametrize("name", list(OPTIMIZERS))
@@ -245,7 +245,7 @@ def test_the_estimate_rejects_optimizers_it_does_not_model():
     model = conv_net(2)
     with pytest.raises(ValueError, match="SGD, Adam or AdamW.*RMSprop"):
         estimate_training_memory(model, torch.optim.RMSprop(model.parameters()), 4, 10.0)
-    with pytest.raises(ValueError, match="micro_batch"):
+    with pytest.raises(ValueError, match="micro_batch_size"):
         estimate_training_memory(model, torch.optim.SGD(model.parameters(), lr=0.1), 0, 10.0)
 
 

@@ -21,7 +21,7 @@ from gradacc_lessons.memory import (
     Phase,
     measure_training_memory,
     memory_by_accumulation_steps,
-    memory_by_micro_batch,
+    memory_by_micro_batch_size,
 )
 from gradacc_lessons.timing import TimingResult, time_effective_batch
 
@@ -49,16 +49,18 @@ def test_the_micro_batch_sweep_measures_each_size_and_models_it():
     model = tiny_cnn()
     opt = torch.optim.Adam(model.parameters())
     x, y = cnn_data(32)
-    measured, modelled = memory_by_micro_batch(model, opt, nn.CrossEntropyLoss(), x, y, [1, 8, 32])
-    assert [r.micro_batch for r in measured] == [1, 8, 32]
-    assert [r.micro_batch for r in modelled] == [1, 8, 32]
+    measured, modelled = memory_by_micro_batch_size(
+        model, opt, nn.CrossEntropyLoss(), x, y, [1, 8, 32]
+    )
+    assert [r.micro_batch_size for r in measured] == [1, 8, 32]
+    assert [r.micro_batch_size for r in modelled] == [1, 8, 32]
     alone = measure_training_memory(model, opt, nn.CrossEntropyLoss(), x[:8], y[:8])
     assert measured[1] == alone  # the sweep is the measurement, size by size
     for m, e in zip(measured, modelled):
         assert e.floor_bytes == m.floor_bytes
         assert e.activation_bytes == pytest.approx(m.activation_bytes, rel=0.1)
     with pytest.raises(ValueError, match="between 1 and 32"):
-        memory_by_micro_batch(model, opt, nn.CrossEntropyLoss(), x, y, [64])
+        memory_by_micro_batch_size(model, opt, nn.CrossEntropyLoss(), x, y, [64])
 
 
 def test_the_steps_sweep_keeps_the_effective_batch():
@@ -66,7 +68,7 @@ def test_the_steps_sweep_keeps_the_effective_batch():
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     x, y = cnn_data(24)
     reports = memory_by_accumulation_steps(model, opt, nn.CrossEntropyLoss(), x, y, [1, 2, 3, 8])
-    assert [(r.accumulation_steps, r.micro_batch) for r in reports] == [
+    assert [(r.accumulation_steps, r.micro_batch_size) for r in reports] == [
         (1, 24),
         (2, 12),
         (3, 8),
@@ -115,7 +117,9 @@ def test_timing_rejects_bad_arguments():
 
 
 def report(peak, parts, size, steps=1):
-    return MemoryReport(peak, *parts, "cpu", "test", micro_batch=size, accumulation_steps=steps)
+    return MemoryReport(
+        peak, *parts, "cpu", "test", micro_batch_size=size, accumulation_steps=steps
+    )
 
 
 def test_the_breakdown_stacks_the_parts_and_the_temporaries():

@@ -77,7 +77,7 @@ def test_a_plan_fits_its_budget_and_is_the_largest_that_does(
     # One step fewer means a larger micro-batch, which must not fit.
     fewer = plan.accumulation_steps - 1
     larger = math.ceil(effective_batch / fewer)
-    assert larger > plan.micro_batch
+    assert larger > plan.micro_batch_size
     xs, ys = samples(model, 2 * larger)
     assert measure_training_memory(model, opt, nn.CrossEntropyLoss(), xs, ys, 2).peak_bytes > budget
 
@@ -94,7 +94,7 @@ def test_the_split_of_an_indivisible_batch_matches_split_batch(effective_batch):
     xs, ys = samples(model, effective_batch)
     sizes = [len(chunk) for chunk, _ in split_batch(xs, ys, plan.accumulation_steps)]
     assert sizes == plan.micro_batch_sizes
-    assert max(sizes) == plan.micro_batch and sum(sizes) == effective_batch
+    assert max(sizes) == plan.micro_batch_size and sum(sizes) == effective_batch
     assert measure_plan(model, opt, plan) <= plan.memory_budget
 
 
@@ -104,7 +104,7 @@ def test_a_budget_that_holds_the_whole_batch_needs_no_accumulation():
     whole, _ = full_and_single(model, opt, 32)
     x, y = samples(model, 1)
     plan = plan_accumulation(model, opt, nn.CrossEntropyLoss(), x, y, 32, whole + 1)
-    assert (plan.micro_batch, plan.accumulation_steps) == (32, 1)
+    assert (plan.micro_batch_size, plan.accumulation_steps) == (32, 1)
     assert plan.predicted_peak_bytes == whole
 
 
@@ -154,7 +154,7 @@ def test_the_plan_reads_well():
     x, y = samples(model, 2)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     plan = plan_accumulation(model, opt, nn.CrossEntropyLoss(), x, y, 16, 2**30)
-    assert repr(plan).startswith("AccumulationPlan(micro_batch=16, accumulation_steps=1")
+    assert repr(plan).startswith("AccumulationPlan(micro_batch_size=16, accumulation_steps=1")
 
 
 @pytest.mark.parametrize("answer", [0, 1, 17, 48, 98])
@@ -185,7 +185,7 @@ def test_a_size_that_runs_out_of_gpu_memory_does_not_fit(monkeypatch):
     x, y = samples(model, 2)
     plan = plan_accumulation(model, opt, nn.CrossEntropyLoss(), x, y, 64, 2**40)
     # Two micro-batches of at most 20 samples fit: 64 = 16 x 4 (22 x 3 would not).
-    assert (plan.micro_batch, plan.accumulation_steps) == (16, 4)
+    assert (plan.micro_batch_size, plan.accumulation_steps) == (16, 4)
 
     def no_gpu_memory(*arguments):
         raise torch.cuda.OutOfMemoryError("CUDA out of memory")

@@ -83,11 +83,11 @@ CASES = {  # name: (setup, micro-batch, accumulation steps)
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_fake_step_counts_what_the_cpu_measures(name):
     torch.set_num_threads(1)  # as every lesson runs (make_repeatable): oneDNN's buffers vary
-    setup, micro_batch, steps = CASES[name]
-    fake = trace(setup, micro_batch, steps, allocator="cpu")
+    setup, micro_batch_size, steps = CASES[name]
+    fake = trace(setup, micro_batch_size, steps, allocator="cpu")
     model, optimizer = setup.build()
     model = _autocast(model, setup)
-    inputs, targets = setup.batch(micro_batch * steps)
+    inputs, targets = setup.batch(micro_batch_size * steps)
     measured = measure_training_memory(model, optimizer, setup.loss_fn, inputs, targets, steps)
     buffers = sum(b.numel() * b.element_size() for b in model.buffers())
     predicted = {
@@ -166,17 +166,17 @@ def test_the_plan_fits_and_the_next_micro_batch_does_not():
     setup = TrainingSetup(tiny_llama(3), sequence_length=32, foreach=False)
     result = plan(tiny_llama(3), 48, 0.03, sequence_length=32, foreach=False, allocator="cpu")
     assert isinstance(result, Plan) and result.fits
-    assert result.accumulation_steps == math.ceil(48 / result.micro_batch)
-    fitting = trace(setup, result.micro_batch, 2, allocator="cpu").peak_bytes
+    assert result.accumulation_steps == math.ceil(48 / result.micro_batch_size)
+    fitting = trace(setup, result.micro_batch_size, 2, allocator="cpu").peak_bytes
     sizes = sorted({math.ceil(48 / n) for n in range(1, 49)})
-    larger = sizes[sizes.index(result.micro_batch) + 1]
+    larger = sizes[sizes.index(result.micro_batch_size) + 1]
     steps = 1 if larger == 48 else 2
     too_big = trace(setup, larger, steps, allocator="cpu").peak_bytes
     assert fitting <= 0.03 * 2**30 < too_big
     assert result.peak_bytes == fitting
     assert sum(result.at_peak.values()) == result.peak_bytes
     assert result.no_accumulation_bytes == trace(setup, 48, 1, allocator="cpu").peak_bytes
-    assert "micro_batch=" in repr(result) and "<table>" in result._repr_html_()
+    assert "micro_batch_size=" in repr(result) and "<table>" in result._repr_html_()
 
 
 def test_measuring_on_this_device_returns_the_same_plan():
@@ -184,8 +184,8 @@ def test_measuring_on_this_device_returns_the_same_plan():
     predicted = plan(tiny_llama(2), 16, 0.02, **kwargs)
     measured = plan(tiny_llama(2), 16, 0.02, measure=True, **kwargs)
     assert measured.method.startswith("measured")
-    assert (measured.micro_batch, measured.accumulation_steps) == (
-        predicted.micro_batch,
+    assert (measured.micro_batch_size, measured.accumulation_steps) == (
+        predicted.micro_batch_size,
         predicted.accumulation_steps,
     )
     assert measured.peak_bytes == pytest.approx(predicted.peak_bytes, rel=0.01)
@@ -237,7 +237,7 @@ def test_lora_without_peft_says_what_to_install(monkeypatch):
 def test_the_command_prints_a_plan_and_refuses_bad_input(capsys):
     assert main(["unet", "--input-shape", "3,32,32", "--effective-batch", "8", "--budget",
                  "1", "--optimizer", "sgd"]) == 0  # fmt: skip
-    assert "micro_batch=" in capsys.readouterr().out
+    assert "micro_batch_size=" in capsys.readouterr().out
     assert main(["llama-9b", "--sequence-length", "8", "--effective-batch", "8",
                  "--budget", "24"]) == 2  # fmt: skip
     assert "unknown model" in capsys.readouterr().err

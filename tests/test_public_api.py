@@ -85,7 +85,9 @@ A = attempts.Attempt()
 
 def recipe(**changes) -> frameworks.Recipe:
     ids, labels = frameworks.make_chunks("abcdefgh" * 4, " abcdefgh", 4, 6)
-    return frameworks.Recipe(ids, labels, **{"micro_batch": 2, "accumulation_steps": 2, **changes})
+    return frameworks.Recipe(
+        ids, labels, **{"micro_batch_size": 2, "accumulation_steps": 2, **changes}
+    )
 
 
 def bn_model() -> nn.Module:
@@ -141,7 +143,7 @@ NO_ARGUMENTS = {  # nothing a learner could pass wrongly
 # name -> [(argument the message must name, a call with a bad value of it)]
 BAD = {
     "planning.fake_step.fake_step": [
-        ("micro_batch", lambda: fake_step.fake_step(
+        ("micro_batch_size", lambda: fake_step.fake_step(
             lambda: nn.Linear(4, 3), sgd, linear_batch, F.mse_loss, 0)),
         ("loss_fn", lambda: fake_step.fake_step(
             lambda: nn.Linear(4, 3), sgd, linear_batch, "mse", 2)),
@@ -168,7 +170,7 @@ BAD = {
         ("budget", lambda: presets.budget_bytes(0)),
         ("GPU", lambda: presets.budget_bytes("rtx-9090")),
     ],
-    "planning.plot.plot_plan": [("plan", lambda: plot.plot_plan({"micro_batch": 2}))],
+    "planning.plot.plot_plan": [("plan", lambda: plot.plot_plan({"micro_batch_size": 2}))],
     "planning.formulas.accelerate_peak_bytes": [
         ("parameters", lambda: formulas.accelerate_peak_bytes(0)),
         ("precision", lambda: formulas.accelerate_peak_bytes(10, "fp8")),
@@ -521,7 +523,8 @@ BAD = {
             plain(), F.cross_entropy, X, Y[:1])),
     ],
     "memory.analytic.estimate_training_memory": [
-        ("micro_batch", lambda: memory.estimate_training_memory(plain(), sgd(plain()), True, 8.0)),
+        ("micro_batch_size", lambda: memory.estimate_training_memory(
+            plain(), sgd(plain()), True, 8.0)),
         ("activation_bytes_per_sample", lambda: memory.estimate_training_memory(
             plain(), sgd(plain()), 4, -8.0)),
     ],
@@ -539,10 +542,10 @@ BAD = {
         ("size", lambda: memory.format_bytes(-512)),
         ("size", lambda: memory.format_bytes("512")),
     ],
-    "memory.analytic.memory_by_micro_batch": [
-        ("sizes", lambda: memory.memory_by_micro_batch(
+    "memory.analytic.memory_by_micro_batch_size": [
+        ("sizes", lambda: memory.memory_by_micro_batch_size(
             plain(), sgd(plain()), F.cross_entropy, X, Y, [])),
-        ("sizes", lambda: memory.memory_by_micro_batch(
+        ("sizes", lambda: memory.memory_by_micro_batch_size(
             plain(), sgd(plain()), F.cross_entropy, X, Y, [2, 99])),
     ],
     "memory.measured.memory_by_accumulation_steps": [
@@ -616,7 +619,7 @@ BAD = {
     "demos.frameworks.tiny_lm.causal_loss": [("targets", lambda: frameworks.causal_loss(X, [1]))],
     **{
         home(frameworks, name): [("recipe", lambda name=name: getattr(frameworks, name)(
-            plain(), {"micro_batch": 2}))]
+            plain(), {"micro_batch_size": 2}))]
         for name in ["train_full_batch", "train_course", "train_textbook", "train_hf_trainer",
                      "train_accelerate", "train_lightning", "measure"]
     },
@@ -988,7 +991,7 @@ CALLS = {
     "memory.measured.optimizer_state_bytes": lambda: memory.optimizer_state_bytes(sgd(BN)),
     "memory.measured.repeat_samples": lambda: memory.repeat_samples(X, 10),
     "memory.measured.format_bytes": lambda: memory.format_bytes(3584),
-    "memory.analytic.memory_by_micro_batch": lambda: memory.memory_by_micro_batch(
+    "memory.analytic.memory_by_micro_batch_size": lambda: memory.memory_by_micro_batch_size(
         BN, sgd(BN), F.cross_entropy, X, Y, [2, 8]),
     "memory.measured.memory_by_accumulation_steps": lambda: memory.memory_by_accumulation_steps(
         BN, sgd(BN), F.cross_entropy, X, Y, [1, 2]),

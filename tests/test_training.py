@@ -123,8 +123,8 @@ def test_split_is_disjoint_and_complete():
 
 
 def test_bad_micro_batch_is_a_value_error():
-    with pytest.raises(ValueError, match="micro_batch must divide batch 128"):
-        train_run("accumulated", TrainingConfig(micro_batch=48))
+    with pytest.raises(ValueError, match="micro_batch_size must divide batch 128"):
+        train_run("accumulated", TrainingConfig(micro_batch_size=48))
     with pytest.raises(ValueError, match="name must be one of"):
         train_run("medium batch")
 
@@ -209,7 +209,7 @@ def test_evaluation_uses_running_statistics_and_restores_the_mode():
 def test_batchnorm_runs_of_the_same_batch_match_only_with_the_whole_batch():
     config = TrainingConfig(epochs=2, train_samples=512, norm="batch", dtype=torch.float64)
     large = train_run("large batch", config)
-    whole = train_run("accumulated", TrainingConfig(**{**config.__dict__, "micro_batch": 128}))
+    whole = train_run("accumulated", TrainingConfig(**{**config.__dict__, "micro_batch_size": 128}))
     split = train_run("accumulated", config)  # micro-batches of 32: BatchNorm sees 32
     assert run_difference(large, whole).parameters < 1e-12
     assert run_difference(large, split).parameters > 1e-3
@@ -219,10 +219,11 @@ def test_batchnorm_runs_of_the_same_batch_match_only_with_the_whole_batch():
 def test_per_micro_batch_batchnorm_of_32_trains_like_the_batch_and_of_2_does_not(seed, samples):
     # Lesson 3's practical rule, re-measured on other data splits and initialisations.
     accuracy = {}
-    for micro_batch in (128, 32, 2):
-        config = TrainingConfig(norm="batch", micro_batch=micro_batch, train_samples=samples,
-                                seed=seed)  # fmt: skip
-        accuracy[micro_batch] = train_run("accumulated", config).test_accuracy[-1]
+    for micro_batch_size in (128, 32, 2):
+        config = TrainingConfig(
+            norm="batch", micro_batch_size=micro_batch_size, train_samples=samples, seed=seed
+        )
+        accuracy[micro_batch_size] = train_run("accumulated", config).test_accuracy[-1]
     # 32 samples per BatchNorm: within 2 points of the whole batch (measured 0.1-0.3 points
     # for seeds 0-2); 2 samples: measured 16-27 points below.
     assert abs(accuracy[32] - accuracy[128]) < 2.0, accuracy

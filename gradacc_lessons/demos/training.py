@@ -40,7 +40,7 @@ class TrainingConfig:
     """The settings the three runs share."""
 
     batch: int = 128  # B: the samples behind one step of the large-batch and accumulated runs
-    micro_batch: int = 32  # b: what one forward pass sees in the other two runs
+    micro_batch_size: int = 32  # b: what one forward pass sees in the other two runs
     epochs: int = 10
     lr: float = 1e-2  # peak learning rate, reached after the warm-up
     warmup: float = 0.1  # fraction of the run spent warming up
@@ -55,12 +55,13 @@ class TrainingConfig:
     @property
     def accumulation_steps(self) -> int:
         """N = B / b, the micro-batches per step of the accumulated run."""
-        if self.micro_batch < 1 or self.batch % self.micro_batch:
+        if self.micro_batch_size < 1 or self.batch % self.micro_batch_size:
             raise ValueError(
-                f"micro_batch must divide batch {self.batch}, got micro_batch={self.micro_batch}; "
+                f"micro_batch_size must divide batch {self.batch}, "
+                f"got micro_batch_size={self.micro_batch_size}; "
                 f"pick a divisor such as {self.batch // 4}"
             )
-        return self.batch // self.micro_batch
+        return self.batch // self.micro_batch_size
 
 
 @dataclass
@@ -122,15 +123,15 @@ def lr_factor(step: int, total_steps: int, warmup: float = 0.1) -> float:
 def run_shape(name: str, config: TrainingConfig) -> tuple[int, int]:
     """(micro-batch size, accumulation steps) of the run called `name`.
 
-    >>> run_shape("accumulated", TrainingConfig(batch=128, micro_batch=32))
+    >>> run_shape("accumulated", TrainingConfig(batch=128, micro_batch_size=32))
     (32, 4)
     """
     as_choice("name", name, RUNS)
     _check_config(config)
     shapes = {
         "large batch": (config.batch, 1),
-        "accumulated": (config.micro_batch, config.accumulation_steps),
-        "small batch": (config.micro_batch, 1),
+        "accumulated": (config.micro_batch_size, config.accumulation_steps),
+        "small batch": (config.micro_batch_size, 1),
     }
     if name not in shapes:
         raise ValueError(f"name must be one of {RUNS}, got {name!r}")
@@ -148,14 +149,14 @@ def train_run(name: str, config: TrainingConfig | None = None) -> Curves:
     if config is not None:
         _check_config(config)
     config = config or TrainingConfig()
-    micro_batch, accumulation_steps = run_shape(name, config)
+    micro_batch_size, accumulation_steps = run_shape(name, config)
     x_train, y_train, x_test, y_test = split_digits(config.train_samples, config.seed, config.dtype)
     with seeded(config.seed):  # the same initial weights in every run
         model = MLP(64, 10, hidden=config.hidden, norm=config.norm).to(config.dtype)
     optimizer = torch.optim.AdamW(
         model.parameters(), lr=config.lr, weight_decay=config.weight_decay
     )
-    steps_per_epoch = math.ceil(config.train_samples / (micro_batch * accumulation_steps))
+    steps_per_epoch = math.ceil(config.train_samples / (micro_batch_size * accumulation_steps))
     total = config.epochs * steps_per_epoch
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: lr_factor(step, total, config.warmup)
@@ -169,7 +170,9 @@ def train_run(name: str, config: TrainingConfig | None = None) -> Curves:
     for epoch in range(1, config.epochs + 1):
         # Every run sees the samples in the same order in each epoch.
         order = torch.randperm(len(x_train), generator=torch.Generator().manual_seed(epoch))
-        batches = list(zip(x_train[order].split(micro_batch), y_train[order].split(micro_batch)))
+        batches = list(
+            zip(x_train[order].split(micro_batch_size), y_train[order].split(micro_batch_size))
+        )
         losses = train_accumulated(
             model, optimizer, F.cross_entropy, batches, accumulation_steps,
             scheduler=scheduler, max_grad_norm=config.max_grad_norm, on_event=record,

@@ -210,7 +210,7 @@ def plot_memory_breakdown(
 
     The grey part on top is what the peak holds beyond the four parts (temporaries).
 
-    >>> r = MemoryReport(900, 100, 100, 200, 300, "cpu", "test", micro_batch=4)
+    >>> r = MemoryReport(900, 100, 100, 200, 300, "cpu", "test", micro_batch_size=4)
     >>> fig, ax = plot_memory_breakdown([r], [r])
     >>> ax.get_xlabel(), ax.get_ylabel()
     ('micro-batch size (samples)', 'memory (KiB)')
@@ -234,7 +234,7 @@ def plot_memory_breakdown(
     if modelled is not None:
         ax.plot(places, [r.peak_bytes / scale for r in modelled], "--x", color="tab:purple",
                 label="model: sum of the parts")  # fmt: skip
-    ax.set_xticks(list(places), [str(r.micro_batch) for r in measured])
+    ax.set_xticks(list(places), [str(r.micro_batch_size) for r in measured])
     ax.set_xlabel("micro-batch size (samples)")
     ax.set_ylabel(f"memory ({unit})")
     ax.set_title(title or f"{measured[0].device}: memory of one training step")
@@ -263,7 +263,7 @@ def plot_peak_vs_steps(reports: Sequence[MemoryReport], ax=None, title: str | No
     ax.set_ylim(0, None)
     _integer_log2_axis(ax, steps, "accumulation steps N")
     ax.set_ylabel(f"memory ({unit})")
-    effective = reports[0].micro_batch * reports[0].accumulation_steps
+    effective = reports[0].micro_batch_size * reports[0].accumulation_steps
     ax.set_title(title or f"one effective batch of {effective} samples")
     ax.legend(fontsize="x-small")
     return fig, ax

@@ -14,7 +14,7 @@ from gradacc_lessons.memory.analytic import (
     estimate_temporaries,
     estimate_training_memory,
     floor_for,
-    memory_by_micro_batch,
+    memory_by_micro_batch_size,
     optimizer_state_multiplier,
     transformer_activation_bytes,
 )
@@ -56,7 +56,7 @@ __all__ = [
     "measure_phase_peaks",
     "measure_training_memory",
     "memory_by_accumulation_steps",
-    "memory_by_micro_batch",
+    "memory_by_micro_batch_size",
     "optimizer_state_bytes",
     "optimizer_state_multiplier",
     "repeat_samples",

@@ -1,7 +1,7 @@
 """The analytic model of training memory: what a step should take, computed, not measured.
 
 Parameters + gradients + optimizer state + activations per sample × micro-batch
-(`estimate_training_memory`, set beside the measurement by `memory_by_micro_batch`), the
+(`estimate_training_memory`, set beside the measurement by `memory_by_micro_batch_size`), the
 short-lived buffers of accumulation and of the optimizer step (`estimate_temporaries`), and
 the floor and activations of large models from published accounting (`floor_for`,
 `transformer_activation_bytes`).
@@ -32,7 +32,7 @@ from gradacc_lessons.memory.measured import (
 def estimate_training_memory(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
-    micro_batch: int,
+    micro_batch_size: int,
     activation_bytes_per_sample: float,
 ) -> MemoryReport:
     """The analytic model: parameters + gradients + optimizer state + activations × b.
@@ -45,7 +45,7 @@ def estimate_training_memory(
     >>> estimate_training_memory(model, opt, 8, 100.0).peak_bytes  # 3 × 88 + 800
     1064
     """
-    micro_batch = as_count("micro_batch", micro_batch)
+    micro_batch_size = as_count("micro_batch_size", micro_batch_size)
     activation_bytes_per_sample = as_positive(
         "activation_bytes_per_sample", activation_bytes_per_sample, zero_allowed=True
     )
@@ -55,7 +55,7 @@ def estimate_training_memory(
     parameter_bytes = _bytes(model.parameters())
     gradient_bytes = _bytes(trainable)
     optimizer_bytes = round(moments * _bytes(owned)) + per_tensor * len(owned)
-    activation_bytes = round(activation_bytes_per_sample * micro_batch)
+    activation_bytes = round(activation_bytes_per_sample * micro_batch_size)
     return MemoryReport(
         peak_bytes=parameter_bytes + gradient_bytes + optimizer_bytes + activation_bytes,
         parameter_bytes=parameter_bytes,
@@ -64,7 +64,7 @@ def estimate_training_memory(
         activation_bytes=activation_bytes,
         device=str(_device_of(model)),
         method=ANALYTIC_METHOD,
-        micro_batch=micro_batch,
+        micro_batch_size=micro_batch_size,
     )
 
 
@@ -91,7 +91,7 @@ def optimizer_state_multiplier(optimizer: torch.optim.Optimizer) -> tuple[float,
     )
 
 
-def memory_by_micro_batch(
+def memory_by_micro_batch_size(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
     loss_fn: Callable,
@@ -107,7 +107,8 @@ def memory_by_micro_batch(
     >>> model = torch.nn.Linear(4, 2)
     >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
     >>> x, y = torch.randn(8, 4), torch.randn(8, 2)
-    >>> measured, modelled = memory_by_micro_batch(model, opt, torch.nn.MSELoss(), x, y, [2, 8])
+    >>> loss_fn = torch.nn.MSELoss()
+    >>> measured, modelled = memory_by_micro_batch_size(model, opt, loss_fn, x, y, [2, 8])
     >>> [r.activation_bytes for r in measured] == [r.activation_bytes for r in modelled]
     True
     """

@@ -66,7 +66,7 @@ class MemoryReport(Result):
     activation_bytes: int  # saved for backward by the largest micro-batch
     device: str
     method: str
-    micro_batch: int  # the largest micro-batch
+    micro_batch_size: int  # the largest micro-batch
     accumulation_steps: int = 1
 
     @property
@@ -86,7 +86,7 @@ class MemoryReport(Result):
         cells = [(part, f"{value:,}", f"{value / MiB:.3f}") for part, value in rows]
         title = (
             f"memory of one effective batch: {self.accumulation_steps} × micro-batch ≤ "
-            f"{self.micro_batch} on {self.device} ({self.method})"
+            f"{self.micro_batch_size} on {self.device} ({self.method})"
         )
         return Table(("part", "bytes", "MiB"), cells, title)
 
@@ -141,7 +141,7 @@ def measure_training_memory(
         activation_bytes=counter.largest,
         device=str(device),
         method=peak["method"],
-        micro_batch=len(micro_batches[0][0]),
+        micro_batch_size=len(micro_batches[0][0]),
         accumulation_steps=len(micro_batches),
     )
 
@@ -289,7 +289,7 @@ def memory_by_accumulation_steps(
     >>> opt = torch.optim.SGD(model.parameters(), lr=0.1)
     >>> x, y = torch.randn(8, 4), torch.randn(8, 2)
     >>> reports = memory_by_accumulation_steps(model, opt, torch.nn.MSELoss(), x, y, [1, 4])
-    >>> [r.micro_batch for r in reports]
+    >>> [r.micro_batch_size for r in reports]
     [8, 2]
     """
     accumulation_steps = as_counts(

@@ -125,12 +125,12 @@ def fake_step(
     make_optimizer: Callable[[nn.Module], torch.optim.Optimizer],
     make_batch: Callable[[int], tuple[torch.Tensor, torch.Tensor]],
     loss_fn: Callable,
-    micro_batch: int,
+    micro_batch_size: int,
     accumulation_steps: int = 1,
     autocast_dtype: torch.dtype | None = None,
     round_to: int = 1,
 ) -> StepTrace:
-    """Trace one window of `accumulation_steps` micro-batches of `micro_batch` samples.
+    """Trace one window of `accumulation_steps` micro-batches of `micro_batch_size` samples.
 
     `build_model()` is called on the meta device (shapes only, nothing allocated), its
     weights then become fake tensors; `make_optimizer(model)` and `make_batch(size)` (the
@@ -142,13 +142,13 @@ def fake_step(
     ...     return torch.optim.SGD(model.parameters(), lr=0.1)
     >>> def batch(size):
     ...     return torch.zeros(size, 1000), torch.zeros(size, 1000)
-    >>> trace = fake_step(build, optimizer, batch, torch.nn.functional.mse_loss, micro_batch=8)
+    >>> trace = fake_step(build, optimizer, batch, torch.nn.functional.mse_loss, micro_batch_size=8)
     >>> trace.parameter_bytes, trace.gradient_bytes, trace.optimizer_bytes
     (4004000, 4004000, 0)
     >>> trace.peak_phase
     'backward'
     """
-    micro_batch = as_count("micro_batch", micro_batch)
+    micro_batch_size = as_count("micro_batch_size", micro_batch_size)
     accumulation_steps = as_count("accumulation_steps", accumulation_steps)
     round_to = as_count("round_to", round_to, fix="1 for the CPU, 512 for CUDA's blocks")
     if not callable(loss_fn):
@@ -159,7 +159,7 @@ def fake_step(
         _to_fake(model)
         optimizer = make_optimizer(model)
         _create_state(model, optimizer)
-        inputs, targets = make_batch(micro_batch * accumulation_steps)
+        inputs, targets = make_batch(micro_batch_size * accumulation_steps)
         counter = _LiveBytes(round_to)
         fixed = {id(t.untyped_storage()) for t in [*model.parameters(), *model.buffers()]}
         saved_bytes: dict[int, int] = {}
@@ -184,7 +184,7 @@ def fake_step(
                 counter.track(t, "optimizer state")
             counter.totals.clear()
             counter.phases.clear()
-            pairs = zip(inputs.split(micro_batch), targets.split(micro_batch))
+            pairs = zip(inputs.split(micro_batch_size), targets.split(micro_batch_size))
             for i, (x, y) in enumerate(pairs, start=1):
                 counter.phase = f"forward {i}"
                 saved_bytes.clear()

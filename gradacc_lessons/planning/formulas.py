@@ -36,16 +36,16 @@ def transformer_math_bytes(
     hidden: int,
     heads: int,
     sequence: int,
-    micro_batch: int,
+    micro_batch_size: int,
     checkpointing: bool = False,
 ) -> int:
     """16 bytes per parameter plus the layers' activations, as the formula counts them.
 
-    >>> transformer_math_bytes(100, layers=2, hidden=8, heads=2, sequence=4, micro_batch=1)
+    >>> transformer_math_bytes(100, layers=2, hidden=8, heads=2, sequence=4, micro_batch_size=1)
     4096
     """
-    values = (parameters, layers, hidden, heads, sequence, micro_batch)
-    names = ("parameters", "layers", "hidden", "heads", "sequence", "micro_batch")
+    values = (parameters, layers, hidden, heads, sequence, micro_batch_size)
+    names = ("parameters", "layers", "hidden", "heads", "sequence", "micro_batch_size")
     p, layer_count, h, a, s, b = (as_count(n, v) for n, v in zip(names, values))
     per_layer = 2 * s * b * h if checkpointing else s * b * h * 34 + 5 * a * s * s * b
     return 16 * p + layer_count * per_layer

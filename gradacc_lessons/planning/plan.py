@@ -40,7 +40,7 @@ class Alternative:
 
     change: str  # what to change, e.g. "checkpointing=True"
     smallest_peak_bytes: int  # the peak of a window of micro-batches of 1 sample
-    micro_batch: int | None  # None: this one does not fit either
+    micro_batch_size: int | None  # None: this one does not fit either
     accumulation_steps: int | None
 
 
@@ -51,8 +51,8 @@ class Plan:
     model: str
     effective_batch: int  # samples (sequences, images) per optimizer step
     budget_bytes: int
-    micro_batch: int | None  # the largest micro-batch that fits; None when none does
-    accumulation_steps: int | None  # N = ceil(effective_batch / micro_batch)
+    micro_batch_size: int | None  # the largest micro-batch that fits; None when none does
+    accumulation_steps: int | None  # N = ceil(effective_batch / micro_batch_size)
     peak_bytes: int  # of a window of this plan (of 1-sample micro-batches when none fits)
     peak_phase: str  # "forward", "backward" or "optimizer step"
     at_peak: dict  # part -> bytes held at the peak: parameters, gradients, ...
@@ -65,15 +65,15 @@ class Plan:
 
     @property
     def fits(self) -> bool:
-        return self.micro_batch is not None
+        return self.micro_batch_size is not None
 
     def __repr__(self) -> str:
         if not self.fits:
             options = "; ".join(
                 f"{a.change}: {_gib(a.smallest_peak_bytes)}"
                 + (
-                    f" (micro-batch {a.micro_batch}, N={a.accumulation_steps})"
-                    if a.micro_batch
+                    f" (micro-batch {a.micro_batch_size}, N={a.accumulation_steps})"
+                    if a.micro_batch_size
                     else ""
                 )
                 for a in self.alternatives
@@ -84,7 +84,7 @@ class Plan:
                 f"{options or 'none'})"
             )
         return (
-            f"Plan({self.model}: micro_batch={self.micro_batch}, "
+            f"Plan({self.model}: micro_batch_size={self.micro_batch_size}, "
             f"accumulation_steps={self.accumulation_steps} for an effective batch of "
             f"{self.effective_batch}; peak {_gib(self.peak_bytes)} in the {self.peak_phase} "
             f"of {_gib(self.budget_bytes)}; without accumulation "
@@ -93,7 +93,7 @@ class Plan:
 
     def _repr_html_(self) -> str:
         rows = [
-            ["micro-batch", self.micro_batch or "none fits"],
+            ["micro-batch", self.micro_batch_size or "none fits"],
             ["accumulation steps N", self.accumulation_steps or "-"],
             ["effective batch", self.effective_batch],
             ["budget (GiB)", round(self.budget_bytes / GiB, 3)],
@@ -223,7 +223,7 @@ class _Search:
             model=self.setup.name,
             effective_batch=self.effective_batch,
             budget_bytes=self.budget,
-            micro_batch=size,
+            micro_batch_size=size,
             accumulation_steps=None if size is None else math.ceil(self.effective_batch / size),
             peak_bytes=chosen.peak_bytes,
             peak_phase=chosen.phase,
@@ -320,13 +320,13 @@ def _alternatives(setup: TrainingSetup, effective_batch: int, budget: int, alloc
         yield Alternative(
             change=change,
             smallest_peak_bytes=smallest,
-            micro_batch=found.micro_batch if found else None,
+            micro_batch_size=found.micro_batch_size if found else None,
             accumulation_steps=found.accumulation_steps if found else None,
         )
 
 
 def _below_floor(result: Plan) -> str:
-    fitting = [a for a in result.alternatives if a.micro_batch is not None]
+    fitting = [a for a in result.alternatives if a.micro_batch_size is not None]
     if not result.alternatives:
         return (
             f"budget {_gib(result.budget_bytes)} is below the floor of "
@@ -336,7 +336,7 @@ def _below_floor(result: Plan) -> str:
         )
     advice = (
         "; ".join(
-            f"{a.change} fits (micro-batch {a.micro_batch}, N={a.accumulation_steps}, "
+            f"{a.change} fits (micro-batch {a.micro_batch_size}, N={a.accumulation_steps}, "
             f"peak {_gib(a.smallest_peak_bytes)} at a micro-batch of 1)"
             for a in fitting
         )
@@ -355,9 +355,11 @@ def _replace(result: Plan, **changes) -> Plan:
 
 def _option(alternative: Alternative) -> str:
     text = f"{alternative.change}: {_gib(alternative.smallest_peak_bytes)}"
-    if alternative.micro_batch is None:
+    if alternative.micro_batch_size is None:
         return text + " (does not fit)"
-    return text + f" (micro-batch {alternative.micro_batch}, N={alternative.accumulation_steps})"
+    return (
+        text + f" (micro-batch {alternative.micro_batch_size}, N={alternative.accumulation_steps})"
+    )
 
 
 def _gib(size: int) -> str:

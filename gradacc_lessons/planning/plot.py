@@ -27,12 +27,12 @@ def plot_plan(plan, ax=None, title: str | None = None):
     ax.axhline(plan.budget_bytes / GiB, color="tab:red", linestyle="--", label="budget")
     if plan.fits:
         ax.plot(
-            [plan.micro_batch],
+            [plan.micro_batch_size],
             [plan.peak_bytes / GiB],
             "*",
             color="tab:green",
             markersize=14,
-            label=f"plan: {plan.micro_batch} × N={plan.accumulation_steps}",
+            label=f"plan: {plan.micro_batch_size} × N={plan.accumulation_steps}",
         )
     ax.set_xscale("log", base=2)
     ax.set_xlabel("micro-batch size (samples)")

@@ -35,8 +35,8 @@ class Peak:
     phase_peaks: dict = dataclasses.field(default_factory=dict, repr=False)  # see StepTrace
 
 
-def trace(setup: TrainingSetup, micro_batch: int, steps: int, allocator: str) -> StepTrace:
-    """One fake-tensor trace of a window of `steps` micro-batches of `micro_batch` samples."""
+def trace(setup: TrainingSetup, micro_batch_size: int, steps: int, allocator: str) -> StepTrace:
+    """One fake-tensor trace of a window of `steps` micro-batches of `micro_batch_size` samples."""
     _check(setup, allocator)
     round_to = CUDA_BLOCK if allocator == "cuda" else 1
     with setup.tracing():
@@ -45,7 +45,7 @@ def trace(setup: TrainingSetup, micro_batch: int, steps: int, allocator: str) ->
             setup.optimizer_for,
             setup.batch,
             setup.loss_fn,
-            micro_batch,
+            micro_batch_size,
             steps,
             autocast_dtype=setup.autocast_dtype,
             round_to=round_to,
@@ -70,38 +70,38 @@ class PeakModel:
         slopes = [b - a for a, b in zip(one.totals, two.totals)]
         return (one.totals, slopes, one.phases), setup
 
-    def peak_bytes(self, micro_batch: int) -> int:
-        """The predicted peak of a window of `steps` micro-batches of `micro_batch` samples."""
-        values = {n: self._peak_at(lines, micro_batch) for n, lines in self.lines.items()}
+    def peak_bytes(self, micro_batch_size: int) -> int:
+        """The predicted peak of a window of `steps` micro-batches of `micro_batch_size` samples."""
+        values = {n: self._peak_at(lines, micro_batch_size) for n, lines in self.lines.items()}
         if not self.extrapolate:
             return max(values[None].values())
         # each phase's peak grows by its own amount per layer: extrapolate, then take the max
         one, two = values[1], values[2]
         return max(one[p] + (self.layers - 1) * (two[p] - one[p]) for p in one.keys() & two.keys())
 
-    def _peak_at(self, lines, micro_batch: int) -> dict:
-        """{phase: its peak} at `micro_batch`."""
+    def _peak_at(self, lines, micro_batch_size: int) -> dict:
+        """{phase: its peak} at `micro_batch_size`."""
         line, setup = lines
         if line is None:  # fall back on a trace at this micro-batch
-            step = self._trace(setup, micro_batch)
+            step = self._trace(setup, micro_batch_size)
             return {phase: peak for phase, (peak, _) in step.phase_peaks.items()}
         peaks: dict[str, int] = {}
         for a, c, phase in zip(*line):
-            peaks[phase] = max(peaks.get(phase, a), a + c * (micro_batch - 1))
+            peaks[phase] = max(peaks.get(phase, a), a + c * (micro_batch_size - 1))
         return peaks
 
-    def _trace(self, setup, micro_batch):
-        return trace(setup, micro_batch, self.steps, self.allocator)
+    def _trace(self, setup, micro_batch_size):
+        return trace(setup, micro_batch_size, self.steps, self.allocator)
 
 
-def traced_peak(setup: TrainingSetup, micro_batch: int, steps: int, allocator: str) -> Peak:
-    """The peak at `micro_batch` and its parts, from traces at this micro-batch."""
+def traced_peak(setup: TrainingSetup, micro_batch_size: int, steps: int, allocator: str) -> Peak:
+    """The peak at `micro_batch_size` and its parts, from traces at this micro-batch."""
     _check(setup, allocator)
     layers = setup.layer_count
     if layers is None or layers <= 2:
-        return _as_peak(trace(setup, micro_batch, steps, allocator))
+        return _as_peak(trace(setup, micro_batch_size, steps, allocator))
     one, two = (
-        _as_peak(trace(setup.replace(layers=n), micro_batch, steps, allocator)) for n in (1, 2)
+        _as_peak(trace(setup.replace(layers=n), micro_batch_size, steps, allocator)) for n in (1, 2)
     )
     return _extrapolate(one, two, layers - 1)
 

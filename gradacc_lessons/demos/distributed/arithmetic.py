@@ -1,6 +1,7 @@
 """The arithmetic of accumulation across processes, and the data and model every rank starts from.
 
-The effective batch is world_size × micro_batch × N (`effective_batch`, `accumulation_steps_for`);
+The effective batch is world_size × micro_batch_size × N (`effective_batch`,
+`accumulation_steps_for`);
 a DistributedSampler deals the samples round-robin (`sampler_shares`); each rank's micro-batches,
 and the full-batch and token-mean gradients the processes are checked against, are computed
 here in one process.
@@ -26,7 +27,7 @@ class DDPConfig:
     """What the distributed experiment trains: sizes, steps and seed (float64 throughout)."""
 
     world_size: int = 2
-    micro_batch: int = 4
+    micro_batch_size: int = 4
     accumulation_steps: int = 4
     windows: int = 3  # optimizer steps
     features: int = 8
@@ -38,41 +39,42 @@ class DDPConfig:
     @property
     def effective_batch(self) -> int:
         """Samples behind one optimizer step: world size x micro-batch x accumulation steps."""
-        return effective_batch(self.world_size, self.micro_batch, self.accumulation_steps)
+        return effective_batch(self.world_size, self.micro_batch_size, self.accumulation_steps)
 
 
-def effective_batch(world_size: int, micro_batch: int, accumulation_steps: int) -> int:
+def effective_batch(world_size: int, micro_batch_size: int, accumulation_steps: int) -> int:
     """The global batch one optimizer step stands for, across all processes.
 
-    >>> effective_batch(world_size=8, micro_batch=16, accumulation_steps=4)
+    >>> effective_batch(world_size=8, micro_batch_size=16, accumulation_steps=4)
     512
     """
-    world_size, micro_batch = (
+    world_size, micro_batch_size = (
         as_count("world_size", world_size),
-        as_count("micro_batch", micro_batch),
+        as_count("micro_batch_size", micro_batch_size),
     )
-    return world_size * micro_batch * as_count("accumulation_steps", accumulation_steps)
+    return world_size * micro_batch_size * as_count("accumulation_steps", accumulation_steps)
 
 
-def accumulation_steps_for(effective_batch: int, world_size: int, micro_batch: int) -> int:
+def accumulation_steps_for(effective_batch: int, world_size: int, micro_batch_size: int) -> int:
     """N that keeps `effective_batch` on `world_size` devices with this micro-batch.
 
     Re-derive it whenever the number of devices changes: with N unchanged, 4 GPUs
     instead of 8 silently halve the effective batch (and change what the learning
     rate was tuned for).
 
-    >>> accumulation_steps_for(512, world_size=8, micro_batch=16), accumulation_steps_for(
-    ...     512, world_size=4, micro_batch=16)
+    >>> accumulation_steps_for(512, world_size=8, micro_batch_size=16), accumulation_steps_for(
+    ...     512, world_size=4, micro_batch_size=16)
     (4, 8)
     """
     effective_batch = as_count("effective_batch", effective_batch)
     world_size = as_count("world_size", world_size)
-    micro_batch = as_count("micro_batch", micro_batch)
-    per_step = world_size * micro_batch
+    micro_batch_size = as_count("micro_batch_size", micro_batch_size)
+    per_step = world_size * micro_batch_size
     if effective_batch % per_step:
         raise ValueError(
-            f"effective_batch={effective_batch} is not a multiple of world_size x micro_batch = "
-            f"{per_step}; pick a micro_batch that divides {effective_batch // world_size}"
+            f"effective_batch={effective_batch} is not a multiple of "
+            f"world_size x micro_batch_size = {per_step}; "
+            f"pick a micro_batch_size that divides {effective_batch // world_size}"
         )
     return effective_batch // per_step
 
@@ -132,10 +134,10 @@ def rank_micro_batches(
     """
     _check_rank(rank, _check_config(config))
     as_count("window", window, 0, config.windows - 1)
-    share = config.micro_batch * config.accumulation_steps
+    share = config.micro_batch_size * config.accumulation_steps
     start = window * config.effective_batch + rank * share
     xs, ys = x[start : start + share], y[start : start + share]
-    return list(zip(xs.split(config.micro_batch), ys.split(config.micro_batch)))
+    return list(zip(xs.split(config.micro_batch_size), ys.split(config.micro_batch_size)))
 
 
 def train_full_batch(config: DDPConfig) -> dict[str, torch.Tensor]:
@@ -183,11 +185,11 @@ def make_token_data(config: DDPConfig, rank: int) -> list[tuple[torch.Tensor, to
     generator = torch.Generator().manual_seed(config.seed + 1000 + rank)
     seq_len, batches = 12, []
     for _ in range(config.accumulation_steps):
-        shape = (config.micro_batch, seq_len)
+        shape = (config.micro_batch_size, seq_len)
         x = torch.randn(*shape, config.features, generator=generator, dtype=torch.float64)
         y = torch.randint(config.classes, shape, generator=generator)
         low, high = (1, 4) if rank % 2 == 0 else (8, seq_len + 1)
-        lengths = torch.randint(low, high, (config.micro_batch,), generator=generator)
+        lengths = torch.randint(low, high, (config.micro_batch_size,), generator=generator)
         y[torch.arange(seq_len) >= lengths[:, None]] = IGNORE_INDEX
         batches.append((x, y))
     return batches

@@ -33,7 +33,7 @@ class Recipe:
 
     `input_ids` and `labels` are (sequences, length) tensors in the Trainer's
     convention: labels unshifted, IGNORE_INDEX on padding. A micro-batch is
-    `micro_batch` consecutive sequences (the last may be shorter); a window is
+    `micro_batch_size` consecutive sequences (the last may be shorter); a window is
     `accumulation_steps` consecutive micro-batches (the last may be shorter). The
     optimizer is SGD at `lr`; `schedule` "linear" decays it to 0 over `schedule_steps`
     scheduler steps (None: as many as there are windows). `max_grad_norm` clips each
@@ -42,7 +42,7 @@ class Recipe:
 
     input_ids: torch.Tensor
     labels: torch.Tensor
-    micro_batch: int
+    micro_batch_size: int
     accumulation_steps: int
     lr: float = 1.0
     schedule: str = "constant"
@@ -51,7 +51,7 @@ class Recipe:
 
     def __post_init__(self):
         _check_token_tensors(self.input_ids, self.labels)
-        for name in ("micro_batch", "accumulation_steps"):
+        for name in ("micro_batch_size", "accumulation_steps"):
             object.__setattr__(self, name, _positive(name, getattr(self, name)))
         if self.schedule_steps is not None:
             object.__setattr__(
@@ -72,7 +72,10 @@ class Recipe:
         ([2, 2, 1], [2, 1])
         """
         return list(
-            zip(self.input_ids.split(self.micro_batch), self.labels.split(self.micro_batch))
+            zip(
+                self.input_ids.split(self.micro_batch_size),
+                self.labels.split(self.micro_batch_size),
+            )
         )
 
     def optimizer_steps(self) -> int:

@@ -177,7 +177,7 @@ def train_hf_trainer(model, recipe: Recipe) -> Run:
 
 def _training_arguments(transformers, recipe, folder):
     return transformers.TrainingArguments(
-        output_dir=folder, per_device_train_batch_size=recipe.micro_batch,
+        output_dir=folder, per_device_train_batch_size=recipe.micro_batch_size,
         gradient_accumulation_steps=recipe.accumulation_steps, num_train_epochs=1,
         learning_rate=recipe.lr, lr_scheduler_type=recipe.schedule,
         max_grad_norm=recipe.max_grad_norm or 0.0,  # 0: no clipping
@@ -254,7 +254,7 @@ def _name(framework, weigh_tokens, clip_every_micro_batch=False):
 
 def _loader(recipe):
     pairs = list(zip(recipe.input_ids, recipe.labels))
-    return torch.utils.data.DataLoader(pairs, batch_size=recipe.micro_batch, shuffle=False)
+    return torch.utils.data.DataLoader(pairs, batch_size=recipe.micro_batch_size, shuffle=False)
 
 
 def _token_shares(recipe):

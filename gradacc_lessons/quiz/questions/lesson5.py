@@ -50,14 +50,14 @@ LESSON5 = (
         id="l5_predict_steps",
         lesson=5,
         prompt=(
-            "Lesson 5's accumulated run, with batch=256 and micro_batch=64 instead: 10 epochs "
+            "Lesson 5's accumulated run, with batch=256 and micro_batch_size=64 instead: 10 epochs "
             "over the 1,536 training digits. How many optimizer steps does it take in all?"
         ),
         value=60,
         tolerance=0,
         computation=(
             "from gradacc_lessons.demos.training import TrainingConfig, train_run\n\n"
-            'run = train_run("accumulated", TrainingConfig(batch=256, micro_batch=64))\n'
+            'run = train_run("accumulated", TrainingConfig(batch=256, micro_batch_size=64))\n'
             "len(run.train_loss)  # one loss per optimizer step"
         ),
         hint="How many samples are behind one step, and how many steps make an epoch?",

@@ -57,7 +57,7 @@ LESSON6 = (
         tolerance=0,
         computation=(
             "from gradacc_lessons.demos.distributed import effective_batch\n\n"
-            "effective_batch(world_size=4, micro_batch=32, accumulation_steps=8)"
+            "effective_batch(world_size=4, micro_batch_size=32, accumulation_steps=8)"
         ),
         hint="Every GPU sees micro-batch x accumulation steps samples per step.",
         explanation="world size x micro-batch x accumulation steps = 4 x 32 x 8 = 1024 samples.",

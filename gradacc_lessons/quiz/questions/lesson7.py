@@ -148,7 +148,7 @@ LESSON7 = (
             "text = frameworks.zen_of_python()\n"
             "vocabulary = frameworks.make_vocabulary(text)\n"
             "ids, labels = frameworks.make_padded_lines(text, vocabulary, count=16)\n"
-            "lines = frameworks.Recipe(ids, labels, micro_batch=2, accumulation_steps=4)\n"
+            "lines = frameworks.Recipe(ids, labels, micro_batch_size=2, accumulation_steps=4)\n"
             "lines.window_labels()[1]"
         ),
         hint="For GPT-2 the Trainer counts the labels before the shift by one position.",

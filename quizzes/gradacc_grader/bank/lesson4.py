@@ -142,9 +142,9 @@ PLAN_PROMPT = """\
 ### Exercise: plan the micro-batches for a memory budget ({points})
 
 Lesson 4's analytic model predicts the peak memory of a window as
-`floor_bytes + micro_batch * bytes_per_sample` (the floor: parameters, gradients, optimizer
+`floor_bytes + micro_batch_size * bytes_per_sample` (the floor: parameters, gradients, optimizer
 state). Write `plan_micro_batches(effective_batch, floor_bytes, bytes_per_sample, budget_bytes)`.
-It returns `(micro_batch, accumulation_steps)`: the **largest** micro-batch that divides the
+It returns `(micro_batch_size, accumulation_steps)`: the **largest** micro-batch that divides the
 effective batch (so that every window has equal micro-batches) and whose predicted peak is at most
 the budget, and the number of micro-batches that make up the effective batch. When not even one
 sample fits, it raises `ValueError` with a message that names the budget. The grader tries
@@ -152,13 +152,13 @@ several budgets, part of the points for each."""
 
 PLAN_STARTER = '''\
 def plan_micro_batches(effective_batch, floor_bytes, bytes_per_sample, budget_bytes):
-    """(micro_batch, accumulation_steps): the largest equal micro-batch whose peak fits."""'''
+    """(micro_batch_size, accumulation_steps): the largest equal micro-batch whose peak fits."""'''
 
 PLAN_SOLUTION = """\
-    for micro_batch in range(effective_batch, 0, -1):
-        fits = floor_bytes + micro_batch * bytes_per_sample <= budget_bytes
-        if effective_batch % micro_batch == 0 and fits:
-            return micro_batch, effective_batch // micro_batch
+    for micro_batch_size in range(effective_batch, 0, -1):
+        fits = floor_bytes + micro_batch_size * bytes_per_sample <= budget_bytes
+        if effective_batch % micro_batch_size == 0 and fits:
+            return micro_batch_size, effective_batch // micro_batch_size
     raise ValueError(
         f"budget_bytes={budget_bytes} is below the peak of a single sample "
         f"({floor_bytes + bytes_per_sample} bytes): raise the budget or shrink the model"

@@ -43,4 +43,5 @@ def disagrees(outcome, reference):
         return f"this budget cannot fit one sample, yet the function returned {outcome.get('plan')}"
     if "raised" in outcome:
         return "the function raised ValueError, though a plan fits"
-    return f"the plan (micro_batch, accumulation_steps) is {outcome.get('plan')}, not the best one"
+    plan = outcome.get("plan")
+    return f"the plan (micro_batch_size, accumulation_steps) is {plan}, not the best one"
