@@ -83,12 +83,14 @@ CASES = {  # name: (setup, micro-batch, accumulation steps)
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_fake_step_counts_what_the_cpu_measures(name):
     torch.set_num_threads(1)  # as every lesson runs (make_repeatable): oneDNN's buffers vary
-    setup, micro_batch_size, steps = CASES[name]
-    fake = trace(setup, micro_batch_size, steps, allocator="cpu")
+    setup, micro_batch_size, accumulation_steps = CASES[name]
+    fake = trace(setup, micro_batch_size, accumulation_steps, allocator="cpu")
     model, optimizer = setup.build()
     model = _autocast(model, setup)
-    inputs, targets = setup.batch(micro_batch_size * steps)
-    measured = measure_training_memory(model, optimizer, setup.loss_fn, inputs, targets, steps)
+    inputs, targets = setup.batch(micro_batch_size * accumulation_steps)
+    measured = measure_training_memory(
+        model, optimizer, setup.loss_fn, inputs, targets, accumulation_steps
+    )
     buffers = sum(b.numel() * b.element_size() for b in model.buffers())
     predicted = {
         "peak": fake.peak_bytes - buffers,  # the measurement starts with the buffers in place
@@ -157,7 +159,7 @@ def test_layers_traced_twice_and_extrapolated_equal_the_full_trace(setup):
 
 def test_the_line_in_the_micro_batch_equals_the_trace_at_that_micro_batch():
     setup = TrainingSetup(tiny_llama(3), sequence_length=32, checkpointing=True)
-    model = PeakModel(setup, steps=2, allocator="cpu")
+    model = PeakModel(setup, accumulation_steps=2, allocator="cpu")
     for size in (3, 7):
         assert model.peak_bytes(size) == trace(setup, size, 2, allocator="cpu").peak_bytes
 

@@ -156,7 +156,7 @@ BAD = {
         UNET_SETUP, 1, 1, "gpu"))],
     "planning.plan.measured_peak": [
         ("setup", lambda: plan.measured_peak(None, 1, 1)),
-        ("size", lambda: plan.measured_peak(UNET_SETUP, 0, 1)),
+        ("micro_batch_size", lambda: plan.measured_peak(UNET_SETUP, 0, 1)),
     ],
     "planning.plan.plan": [
         ("effective_batch", lambda: plan.plan(tiny_unet, 0, 1, input_shape=(3, 16, 16))),

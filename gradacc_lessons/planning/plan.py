@@ -242,11 +242,12 @@ class _Search:
         return "measured: " + ("CUDA allocator" if torch.cuda.is_available() else "CPU profiler")
 
 
-def measured_peak(setup: TrainingSetup, size: int, steps: int) -> Peak:
+def measured_peak(setup: TrainingSetup, micro_batch_size: int, accumulation_steps: int) -> Peak:
     """The peak of a window measured for real on the device here (the course's measurement)."""
     if not isinstance(setup, TrainingSetup):
         raise ValueError(f"setup must be a TrainingSetup, got {setup!r}")
-    size, steps = as_count("size", size), as_count("steps", steps)
+    size = as_count("micro_batch_size", micro_batch_size)
+    steps = as_count("accumulation_steps", accumulation_steps)
     device = pick_device()
     with seeded(0):
         model = setup.build_model().to(device)

@@ -35,8 +35,10 @@ class Peak:
     phase_peaks: dict = dataclasses.field(default_factory=dict, repr=False)  # see StepTrace
 
 
-def trace(setup: TrainingSetup, micro_batch_size: int, steps: int, allocator: str) -> StepTrace:
-    """One fake-tensor trace of a window of `steps` micro-batches of `micro_batch_size` samples."""
+def trace(
+    setup: TrainingSetup, micro_batch_size: int, accumulation_steps: int, allocator: str
+) -> StepTrace:
+    """One fake-tensor trace of a window of `accumulation_steps` micro-batches."""
     _check(setup, allocator)
     round_to = CUDA_BLOCK if allocator == "cuda" else 1
     with setup.tracing():
@@ -46,7 +48,7 @@ def trace(setup: TrainingSetup, micro_batch_size: int, steps: int, allocator: st
             setup.batch,
             setup.loss_fn,
             micro_batch_size,
-            steps,
+            accumulation_steps,
             autocast_dtype=setup.autocast_dtype,
             round_to=round_to,
         )
@@ -55,8 +57,9 @@ def trace(setup: TrainingSetup, micro_batch_size: int, steps: int, allocator: st
 class PeakModel:
     """Predicts the peak of a window at any micro-batch from four small traces (see above)."""
 
-    def __init__(self, setup: TrainingSetup, steps: int, allocator: str = "cuda"):
-        self.setup, self.steps, self.allocator = setup, steps, allocator
+    def __init__(self, setup: TrainingSetup, accumulation_steps: int, allocator: str = "cuda"):
+        self.setup, self.accumulation_steps = setup, accumulation_steps
+        self.allocator = allocator
         layers = setup.layer_count
         self.layers = layers
         self.extrapolate = layers is not None and layers > 2
@@ -64,14 +67,14 @@ class PeakModel:
         self.lines = {n: self._lines(setup.replace(layers=n)) for n in counts}
 
     def _lines(self, setup: TrainingSetup):
-        one, two = (trace(setup, b, self.steps, self.allocator) for b in (1, 2))
+        one, two = (trace(setup, b, self.accumulation_steps, self.allocator) for b in (1, 2))
         if len(one.totals) != len(two.totals):  # a different sequence of operations
             return None, setup
         slopes = [b - a for a, b in zip(one.totals, two.totals)]
         return (one.totals, slopes, one.phases), setup
 
     def peak_bytes(self, micro_batch_size: int) -> int:
-        """The predicted peak of a window of `steps` micro-batches of `micro_batch_size` samples."""
+        """The predicted peak of a window of micro-batches of `micro_batch_size` samples."""
         values = {n: self._peak_at(lines, micro_batch_size) for n, lines in self.lines.items()}
         if not self.extrapolate:
             return max(values[None].values())
@@ -91,17 +94,20 @@ class PeakModel:
         return peaks
 
     def _trace(self, setup, micro_batch_size):
-        return trace(setup, micro_batch_size, self.steps, self.allocator)
+        return trace(setup, micro_batch_size, self.accumulation_steps, self.allocator)
 
 
-def traced_peak(setup: TrainingSetup, micro_batch_size: int, steps: int, allocator: str) -> Peak:
+def traced_peak(
+    setup: TrainingSetup, micro_batch_size: int, accumulation_steps: int, allocator: str
+) -> Peak:
     """The peak at `micro_batch_size` and its parts, from traces at this micro-batch."""
     _check(setup, allocator)
     layers = setup.layer_count
     if layers is None or layers <= 2:
-        return _as_peak(trace(setup, micro_batch_size, steps, allocator))
+        return _as_peak(trace(setup, micro_batch_size, accumulation_steps, allocator))
     one, two = (
-        _as_peak(trace(setup.replace(layers=n), micro_batch_size, steps, allocator)) for n in (1, 2)
+        _as_peak(trace(setup.replace(layers=n), micro_batch_size, accumulation_steps, allocator))
+        for n in (1, 2)
     )
     return _extrapolate(one, two, layers - 1)
 
