@@ -126,7 +126,7 @@ def plain() -> nn.Module:
 
 NO_ARGUMENTS = {  # nothing a learner could pass wrongly
     "device.pick_device",
-    "demos.batchnorm.single_sample_error",
+    "demos.batchnorm.single_sample.single_sample_error",
     "quiz.questions.faq_questions",
     "quiz.questions.lesson_questions",
     "quiz.questions.self_study_questions",
@@ -271,36 +271,36 @@ BAD = {
         ("lengths", lambda: data.make_sequences(torch.tensor([3, 0]))),
         ("lengths", lambda: data.make_sequences([3, 2])),
     ],
-    "demos.batchnorm.digits_problem": [
+    "demos.batchnorm.gradients.digits_problem": [
         ("kind", lambda: batchnorm.digits_problem("rnn")),
         ("samples", lambda: batchnorm.digits_problem(samples=0)),
     ],
-    "demos.batchnorm.biases_before_batchnorm": [
+    "demos.batchnorm.gradients.biases_before_batchnorm": [
         ("model", lambda: batchnorm.biases_before_batchnorm("mlp"))
     ],
-    "demos.batchnorm.gradient_error": [
+    "demos.batchnorm.gradients.gradient_error": [
         ("accumulation_steps", lambda: batchnorm.gradient_error("mlp", "layer", 0)),
         ("norm", lambda: batchnorm.gradient_error("mlp", "instance", 2)),
     ],
-    "demos.batchnorm.compute_batchnorm_errors": [
+    "demos.batchnorm.gradients.compute_batchnorm_errors": [
         ("accumulation_steps", lambda: batchnorm.compute_batchnorm_errors(accumulation_steps=())),
         ("samples", lambda: batchnorm.compute_batchnorm_errors((1,), samples=True)),
     ],
-    "demos.batchnorm.compute_fixes": [
+    "demos.batchnorm.gradients.compute_fixes": [
         ("accumulation_steps", lambda: batchnorm.compute_fixes(accumulation_steps=-2)),
     ],
-    "demos.batchnorm.forward_difference": [
+    "demos.batchnorm.gradients.forward_difference": [
         ("accumulation_steps", lambda: batchnorm.forward_difference("mlp", "batch", 0)),
     ],
-    "demos.batchnorm.compensating_momentum": [
+    "demos.batchnorm.running_stats.compensating_momentum": [
         ("momentum", lambda: batchnorm.compensating_momentum(1.5, 2)),
         ("accumulation_steps", lambda: batchnorm.compensating_momentum(0.1, 0)),
     ],
-    "demos.batchnorm.running_stats_error": [
+    "demos.batchnorm.running_stats.running_stats_error": [
         ("accumulation_steps", lambda: batchnorm.running_stats_error(0)),
         ("momentum", lambda: batchnorm.running_stats_error(2, momentum=0.0)),
     ],
-    "demos.batchnorm.compute_running_stats": [
+    "demos.batchnorm.running_stats.compute_running_stats": [
         ("accumulation_steps", lambda: batchnorm.compute_running_stats(accumulation_steps=[])),
     ],
     "demos.checkpointing.block_forwards_per_step": [
@@ -592,9 +592,9 @@ BAD = {
     "quiz.glossary.words": [("text", lambda: glossary.words(["ìkójọpọ̀"]))],
     "quiz.glossary.problems": [("text", lambda: glossary.problems(3))],
     "quiz.language.translated": [("lang", lambda: language.translated(Q, "de"))],
-    "quiz.selfcheck.draw": [("seed", lambda: selfcheck.draw([Q], seed=True))],
-    "quiz.selfcheck.quiz_text": [("questions", lambda: selfcheck.quiz_text([]))],
-    "quiz.selfcheck.run_text_quiz": [("questions", lambda: selfcheck.run_text_quiz([]))],
+    "quiz.terminal.draw": [("seed", lambda: selfcheck.draw([Q], seed=True))],
+    "quiz.terminal.quiz_text": [("questions", lambda: selfcheck.quiz_text([]))],
+    "quiz.terminal.run_text_quiz": [("questions", lambda: selfcheck.run_text_quiz([]))],
     "quiz.selfcheck.build_quiz": [("questions", lambda: selfcheck.build_quiz([]))],
     "quiz.selfcheck.language_switch": [("lang", lambda: selfcheck.language_switch({}, "en"))],
     "quiz.selfcheck.quiz_html": [("lang", lambda: selfcheck.quiz_html([Q], lang="xx"))],
@@ -730,14 +730,14 @@ BAD = {
         ("normalize", lambda: token_pitfalls.train_two_rule_model("samples", True)),
         ("steps", lambda: token_pitfalls.train_two_rule_model("tokens", True, steps=0)),
     ],
-    "demos.batchnorm.set_batchnorm_momentum": [
+    "demos.batchnorm.running_stats.set_batchnorm_momentum": [
         ("momentum", lambda: batchnorm.set_batchnorm_momentum(bn_model(), 1.5)),
         ("model", lambda: batchnorm.set_batchnorm_momentum("mlp", 0.1)),
     ],
-    "demos.batchnorm.single_sample_facts": [
+    "demos.batchnorm.single_sample.single_sample_facts": [
         ("length", lambda: batchnorm.single_sample_facts(length=1)),
     ],
-    "demos.batchnorm.replicas_vs_accumulation": [
+    "demos.batchnorm.replicas.replicas_vs_accumulation": [
         ("micro_batch_size", lambda: batchnorm.replicas_vs_accumulation(micro_batch_size=1)),
         ("kind", lambda: batchnorm.replicas_vs_accumulation(2, 4, kind="rnn")),
     ],
@@ -778,7 +778,7 @@ NOT_CALLED = {  # name -> why no test calls it here (where else it is exercised)
     "demos.distributed.workers.global_token_count": "needs a process group (test_distributed)",
     "demos.distributed.workers.token_gradients": "needs a process group (test_distributed)",
     "demos.distributed.launch.run_ddp": "starts processes (test_distributed, marker distributed)",
-    "quiz.selfcheck.run_text_quiz": "reads answers from input() (test_selfcheck)",
+    "quiz.terminal.run_text_quiz": "reads answers from input() (test_selfcheck)",
     "planning.cli.main": "a command line; test_planning runs it",
     **{
         home(frameworks, name): "trains for seconds, most with a framework (test_frameworks)"
@@ -864,18 +864,23 @@ CALLS = {
     "data.make_classification": lambda: data.make_classification(samples=np.int32(10)),
     "data.make_lengths": lambda: data.make_lengths(4, 10, spread=0.5),
     "data.make_sequences": lambda: data.make_sequences(torch.tensor([3, 1])),
-    "demos.batchnorm.digits_problem": lambda: batchnorm.digits_problem(samples=8),
-    "demos.batchnorm.biases_before_batchnorm": lambda: batchnorm.biases_before_batchnorm(BN),
-    "demos.batchnorm.gradient_error": lambda: batchnorm.gradient_error("mlp", "batch", 2, 8),
-    "demos.batchnorm.compute_batchnorm_errors": lambda: batchnorm.compute_batchnorm_errors(
-        (1, 2), 8),
-    "demos.batchnorm.compute_fixes": lambda: batchnorm.compute_fixes(2, 8),
-    "demos.batchnorm.forward_difference": lambda: batchnorm.forward_difference(
+    "demos.batchnorm.gradients.digits_problem": lambda: batchnorm.digits_problem(samples=8),
+    "demos.batchnorm.gradients.biases_before_batchnorm": lambda: batchnorm.biases_before_batchnorm(
+        BN),
+    "demos.batchnorm.gradients.gradient_error": lambda: batchnorm.gradient_error(
+        "mlp", "batch", 2, 8),
+    "demos.batchnorm.gradients.compute_batchnorm_errors": lambda: (
+        batchnorm.compute_batchnorm_errors((1, 2), 8)),
+    "demos.batchnorm.gradients.compute_fixes": lambda: batchnorm.compute_fixes(2, 8),
+    "demos.batchnorm.gradients.forward_difference": lambda: batchnorm.forward_difference(
         "cnn", "batch", 2, 8),
-    "demos.batchnorm.compensating_momentum": lambda: batchnorm.compensating_momentum(0.1, 4),
-    "demos.batchnorm.running_stats_error": lambda: batchnorm.running_stats_error(2, samples=8),
-    "demos.batchnorm.compute_running_stats": lambda: batchnorm.compute_running_stats((2,)),
-    "demos.batchnorm.single_sample_error": batchnorm.single_sample_error,
+    "demos.batchnorm.running_stats.compensating_momentum": lambda: batchnorm.compensating_momentum(
+        0.1, 4),
+    "demos.batchnorm.running_stats.running_stats_error": lambda: batchnorm.running_stats_error(
+        2, samples=8),
+    "demos.batchnorm.running_stats.compute_running_stats": lambda: batchnorm.compute_running_stats(
+        (2,)),
+    "demos.batchnorm.single_sample.single_sample_error": batchnorm.single_sample_error,
     "demos.checkpointing.block_forwards_per_step": lambda: checkpointing.block_forwards_per_step(
         within(device.seeded(0), lambda: checkpointing.DeepMLP(4, 3, width=8, depth=1)), X, Y),
     "demos.checkpointing.compare_memory_levers": lambda: checkpointing.compare_memory_levers(
@@ -1024,8 +1029,8 @@ CALLS = {
     "quiz.glossary.problems": lambda: glossary.problems("Àwọn ayeraye"),
     "quiz.glossary.markdown": glossary.markdown,
     "quiz.language.translated": lambda: language.translated(Q, "en"),
-    "quiz.selfcheck.draw": lambda: selfcheck.draw([Q, P]),  # a fresh order: its own generator
-    "quiz.selfcheck.quiz_text": lambda: selfcheck.quiz_text([Q, P]),
+    "quiz.terminal.draw": lambda: selfcheck.draw([Q, P]),  # a fresh order: its own generator
+    "quiz.terminal.quiz_text": lambda: selfcheck.quiz_text([Q, P]),
     "quiz.selfcheck.build_quiz": lambda: selfcheck.build_quiz([Q, P]),
     "quiz.selfcheck.language_switch": lambda: selfcheck.language_switch(
         {"en": selfcheck.build_quiz([Q]), "yo": selfcheck.build_quiz([Q], "yo")}, "en"),
@@ -1080,10 +1085,11 @@ CALLS = {
         lambda p: torch.optim.SGD(p, lr=0.1), plain(), F.cross_entropy, pairs(), 2, 4.0),
     "demos.token_pitfalls.make_two_rule_sequences": lambda: token_pitfalls.make_two_rule_sequences(
         4, 2),
-    "demos.batchnorm.set_batchnorm_momentum": lambda: batchnorm.set_batchnorm_momentum(
-        within(device.seeded(0), bn_model), 0.05),
-    "demos.batchnorm.single_sample_facts": lambda: batchnorm.single_sample_facts(),
-    "demos.batchnorm.replicas_vs_accumulation": lambda: batchnorm.replicas_vs_accumulation(2, 4),
+    "demos.batchnorm.running_stats.set_batchnorm_momentum": lambda: (
+        batchnorm.set_batchnorm_momentum(within(device.seeded(0), bn_model), 0.05)),
+    "demos.batchnorm.single_sample.single_sample_facts": lambda: batchnorm.single_sample_facts(),
+    "demos.batchnorm.replicas.replicas_vs_accumulation": lambda: batchnorm.replicas_vs_accumulation(
+        2, 4),
     "demos.training.schedule_lengths": lambda: training.schedule_lengths(8, 4, 2),
     "demos.training.compile_from_scratch": lambda: training.compile_from_scratch(plain(), pairs()),
     "figures.plots.plot_phase_peaks": lambda: plots.plot_phase_peaks(

@@ -44,15 +44,8 @@ from gradacc_lessons.quiz.questions import (
     questions_for,
     self_study_questions,
 )
-from gradacc_lessons.quiz.selfcheck import (
-    build_quiz,
-    draw,
-    language_switch,
-    quiz_html,
-    quiz_text,
-    run_text_quiz,
-    self_check,
-)
+from gradacc_lessons.quiz.selfcheck import build_quiz, language_switch, quiz_html, self_check
+from gradacc_lessons.quiz.terminal import draw, quiz_text, run_text_quiz
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
