@@ -16,7 +16,7 @@ import pytest
 from gradacc_grader import scoring
 from gradacc_grader.bank import ASSIGNMENTS
 from gradacc_grader.bank.core import Exercise
-from gradacc_grader.bank.faq import LOOP, LOOP_MESSAGES
+from gradacc_grader.bank.faq_loop import LOOP, LOOP_MESSAGES
 
 EXERCISES = [item for a in ASSIGNMENTS for item in a.items if isinstance(item, Exercise)]
 SEEDS = (1, 77, 2024)
