@@ -14,7 +14,7 @@ from gradacc_lessons.accumulate import token_loss
 from gradacc_lessons.compare import relative_error
 from gradacc_lessons.data import make_classification, make_lengths, make_sequences
 from gradacc_lessons.demos import loops as pitfalls
-from gradacc_lessons.demos import loss_scale, token_pitfalls
+from gradacc_lessons.demos import loss_scale, loss_weighting, token_pitfalls
 from gradacc_lessons.demos import pitfalls as damage
 from gradacc_lessons.demos.pitfalls import StepRecorder, record, uneven_sizes
 from gradacc_lessons.models import MLP, TinySequenceModel
@@ -215,12 +215,12 @@ def test_measured_damage_of_each_pitfall(measure):
 
 
 def test_reductions_and_uneven_curves():
-    errors = damage.compute_reduction_errors(accumulation_steps=4)
+    errors = loss_weighting.compute_reduction_errors(accumulation_steps=4)
     assert errors.mean_divided < 1e-12 and errors.sum_not_divided < 1e-12
     assert errors.mean_not_divided == pytest.approx(3.0)  # 4x the gradient: error N - 1
     assert errors.sum_divided == pytest.approx(0.75)  # 1/4 of it: error 1 - 1/N
     assert "mean loss, no scaling 3.0e+00" in " ".join(repr(errors).split())
-    curves = damage.compute_uneven_curves(accumulation_steps=(2, 4), spreads=(0.0, 0.9))
+    curves = loss_weighting.compute_uneven_curves(accumulation_steps=(2, 4), spreads=(0.0, 0.9))
     assert curves.naive_by_spread[0] < 1e-12 < 1e-2 < curves.naive_by_spread[1]
     assert max(curves.samples_by_n + curves.samples_by_spread) < 1e-12
     assert [line.split()[:3] for line in repr(curves).splitlines()[2:]] == [

@@ -41,6 +41,7 @@ from gradacc_lessons.demos import (
     frameworks,
     loops,
     loss_scale,
+    loss_weighting,
     pipeline,
     pitfalls,
     sharding,
@@ -419,13 +420,14 @@ BAD = {
     "demos.token_pitfalls.two_rule_table": [
         ("models", lambda: token_pitfalls.two_rule_table([{"test_loss": 1.0}])),
     ],
-    "demos.pitfalls.compute_reduction_errors": [
-        ("accumulation_steps", lambda: pitfalls.compute_reduction_errors(accumulation_steps=0)),
+    "demos.loss_weighting.compute_reduction_errors": [
+        ("accumulation_steps", lambda: loss_weighting.compute_reduction_errors(
+            accumulation_steps=0)),
     ],
-    "demos.pitfalls.uneven_errors": [("sizes", lambda: pitfalls.uneven_errors([]))],
-    "demos.pitfalls.compute_uneven_curves": [
-        ("accumulation_steps", lambda: pitfalls.compute_uneven_curves(accumulation_steps=())),
-        ("spreads", lambda: pitfalls.compute_uneven_curves(spreads=(1.5,))),
+    "demos.loss_weighting.uneven_errors": [("sizes", lambda: loss_weighting.uneven_errors([]))],
+    "demos.loss_weighting.compute_uneven_curves": [
+        ("accumulation_steps", lambda: loss_weighting.compute_uneven_curves(accumulation_steps=())),
+        ("spreads", lambda: loss_weighting.compute_uneven_curves(spreads=(1.5,))),
     ],
     "demos.token_pitfalls.compute_token_errors": [
         ("spread", lambda: token_pitfalls.compute_token_errors(spread=-1.0)),
@@ -936,12 +938,13 @@ CALLS = {
     "demos.pitfalls.compute_schedules": lambda: pitfalls.compute_schedules(2, 2, 4, 2),
     "demos.pitfalls.schedule_damage": lambda: pitfalls.schedule_damage(
         pitfalls.compute_schedules(2, 2, 4, 2)),
-    "demos.pitfalls.compute_reduction_errors": lambda: pitfalls.compute_reduction_errors(2, 8),
+    "demos.loss_weighting.compute_reduction_errors": lambda: (
+        loss_weighting.compute_reduction_errors(2, 8)),
     "demos.pitfalls.damage_table": lambda: pitfalls.damage_table([pitfalls.Damage("x", 0.1, 0.0)]),
     "demos.token_pitfalls.two_rule_table": lambda: token_pitfalls.two_rule_table(
         [token_pitfalls.TwoRuleModel("tokens", True, 0.2, 1.0, 0.5)]),
-    "demos.pitfalls.uneven_errors": lambda: pitfalls.uneven_errors([6, 2]),
-    "demos.pitfalls.compute_uneven_curves": lambda: pitfalls.compute_uneven_curves(
+    "demos.loss_weighting.uneven_errors": lambda: loss_weighting.uneven_errors([6, 2]),
+    "demos.loss_weighting.compute_uneven_curves": lambda: loss_weighting.compute_uneven_curves(
         (2,), (0.0,), 0.5, 2, 8),
     "demos.token_pitfalls.compute_token_errors": lambda: token_pitfalls.compute_token_errors(
         0.5, 2, samples=4, mean_length=3),
