@@ -16,6 +16,10 @@
 
 Signatures are Ed25519 (the ``cryptography`` package). The instructor's guide is
 quizzes/CERTIFICATES.md. Exit status: 0 done (or valid), 1 refused (or invalid), 2 bad usage.
+
+Past 400 lines on purpose: this is the command line alone (argparse for seven commands and one
+short handler each, which turn arguments into calls and errors into one-line messages); the
+work itself is in `gradacc_grader.certificates`, one module per idea.
 """
 
 from __future__ import annotations
