@@ -9,6 +9,7 @@ outcomes come back as data.
 
 import torch
 
+from gradacc_grader.exercises.full_batch import weights_after_full_batches
 from gradacc_grader.inside.no_sync_window import make_model
 
 HINTS = {
@@ -33,17 +34,9 @@ HINTS = {
 
 def expected(case):
     """The reference: one full-batch step per window, and one all-reduce per window."""
-    model, optimizer = make_model(case)
-    batches, steps = case["batches"], case["steps"]
-    for first in range(0, len(batches), steps):
-        window = batches[first : first + steps]
-        optimizer.zero_grad()
-        inputs = torch.cat([x for x, _ in window])
-        targets = torch.cat([y for _, y in window])
-        torch.nn.functional.mse_loss(model(inputs), targets).backward()
-        optimizer.step()
-    windows = -(-len(batches) // steps)
-    return {"weights": [p.detach().tolist() for p in model.parameters()], "allreduces": windows}
+    weights = weights_after_full_batches(case, make_model, torch.nn.functional.mse_loss)
+    windows = -(-len(case["batches"]) // case["steps"])
+    return {"weights": weights, "allreduces": windows}
 
 
 def disagrees(outcome, reference):

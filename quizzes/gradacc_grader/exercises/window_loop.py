@@ -9,6 +9,7 @@ outcomes come back as data.
 
 import torch
 
+from gradacc_grader.exercises.full_batch import weights_after_full_batches
 from gradacc_grader.inside.window_loop import MICRO_BATCH, make_model
 
 HINTS = {
@@ -33,19 +34,8 @@ HINTS = {
 
 def expected(case):
     """The reference: each window concatenated into one batch, one backward, one step."""
-    model, optimizer = make_model(case)
-    batches, steps = case["batches"], case["steps"]
-    for first in range(0, len(batches), steps):
-        window = batches[first : first + steps]
-        optimizer.zero_grad()
-        inputs = torch.cat([x for x, _ in window])
-        targets = torch.cat([y for _, y in window])
-        torch.nn.functional.mse_loss(model(inputs), targets).backward()
-        optimizer.step()
-    return {
-        "weights": [p.detach().tolist() for p in model.parameters()],
-        "largest_forward": MICRO_BATCH,
-    }
+    weights = weights_after_full_batches(case, make_model, torch.nn.functional.mse_loss)
+    return {"weights": weights, "largest_forward": MICRO_BATCH}
 
 
 def disagrees(outcome, reference):
