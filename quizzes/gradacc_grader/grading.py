@@ -230,8 +230,9 @@ def grade_class(
                 # A core no other student waits for: the re-check's harness starts with the
                 # kernel and imports torch meanwhile (one student, or the last ones).
                 spare = not waiting and len(running) + 1 < (os.cpu_count() or 1)
-                process = _start(course, assignment, sandbox, folder, spare)
-                running[process.sentinel] = (process, folder, time.monotonic() + timeout)
+                end = time.monotonic() + timeout
+                process = _start(course, assignment, replace(sandbox, deadline=end), folder, spare)
+                running[process.sentinel] = (process, folder, end)
         for key in _ended(running):
             process, folder, _ = running.pop(key)
             _finish(process, assignment, folder, timeout)
@@ -292,7 +293,8 @@ def _grade_here(course: Path, assignment: str, sandbox: Sandbox, folder: Path, s
     log = os.open(folder / "grading.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(log, 1)  # the kernel's and nbgrader's chatter goes to the student's log
     os.dup2(log, 2)
-    # The harness's sandbox hides the student's folder too (it holds the test cells).
+    # The harness's sandbox hides the student's folder too (it holds the test cells); its
+    # deadline is the student's, when the parent kills this process.
     sandbox = replace(sandbox, hidden=(*sandbox.hidden, folder), ready=[])
     if spare:
         start_harness(sandbox)

@@ -18,8 +18,10 @@ grader's process, message by message as it comes off the socket:
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from queue import Empty
@@ -36,6 +38,7 @@ from gradacc_grader.interrupts import KillUnheededInterrupts
 from gradacc_grader.sandbox import PYTHON, Limits, Sandbox, SandboxError, give_to_sandbox
 
 KEPT = 2000  # characters of an error or a result kept once a cell is past its limit
+SOCKETS_TIMEOUT = 120.0  # seconds a starting kernel has to make its sockets (a loaded machine)
 # kernel messages that carry output (the rest: status, execute_input, ... pass untouched)
 _OUTPUTS = {"stream", "display_data", "execute_result", "error", "update_display_data"}
 _COMMS = {"comm_open", "comm_msg", "comm_close"}  # widgets: their state is kept too
@@ -213,10 +216,16 @@ class SandboxKernelManager(KillUnheededInterrupts, AsyncKernelManager):
 
     nbgrader starts the kernel in `<course>/autograded/<student>/<assignment>`; this
     manager copies the submitted notebooks of `<course>/submitted/<student>/<assignment>`
-    (regular files only, nothing else of the submission) into a fresh scratch folder and
-    runs `python -I -m ipykernel_launcher` there. Whatever the notebook's metadata names,
-    the kernel is Python. Its clients are `CappedKernelClient`s; its folder is removed
-    when the kernel is shut down, however deep the student's code nested folders in it.
+    (regular files only, nothing else of the submission) into a fresh folder, and runs
+    `python -I -m ipykernel_launcher` in the sandbox's in-memory working folder, which
+    shows those copies read-only. Whatever the notebook's metadata names, the kernel is
+    Python. Its clients are `CappedKernelClient`s.
+
+    The kernel makes its Unix sockets in a folder on the grader's disk, bound into the
+    sandbox writable: once they are there, before any cell runs, the manager moves them
+    out and removes that folder (`_seal_sockets`): the sandbox keeps a folder that no
+    longer exists, where no file can be made, whoever the grader runs as. Its folders
+    are removed when the kernel is shut down.
     """
 
     course_root = Unicode(help="the nbgrader course folder nbgrader runs in (hidden)").tag(
@@ -247,8 +256,8 @@ class SandboxKernelManager(KillUnheededInterrupts, AsyncKernelManager):
         self._remove_folder()  # a restart: the last kernel's folder goes
         folder = Path(tempfile.mkdtemp(prefix="kernel-", dir=self.scratch_root or None))
         self.folder = folder
-        scratch, sockets = folder / "work", folder / "sockets"
-        problems = copy_regular_files(course / "submitted" / relative, scratch, notebooks_only=True)
+        copies, sockets = folder / "work", folder / "sockets"
+        problems = copy_regular_files(course / "submitted" / relative, copies, notebooks_only=True)
         if problems:
             raise SandboxError(f"refused to start a kernel: {'; '.join(problems)}")
         sockets.mkdir()
@@ -260,7 +269,40 @@ class SandboxKernelManager(KillUnheededInterrupts, AsyncKernelManager):
         kernel = [*PYTHON, "-m", "ipykernel_launcher", "-f", self.connection_file]
         kernel += ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.ignore_cwd=True"]
         kw["cwd"] = str(folder)
-        return self.sandbox().command(kernel, scratch, shared=(sockets,)), kw
+        files = tuple(sorted(copies.iterdir()))
+        return self.sandbox().command(kernel, files, shared=(sockets,)), kw
+
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
+        await super()._async_launch_kernel(kernel_cmd, **kw)
+        await self._seal_sockets()
+
+    async def _seal_sockets(self) -> None:
+        """Wait for the kernel's sockets, move them out of its shared folder, remove that folder.
+
+        Before any client connects and any cell runs, so only the kernel's own start-up
+        writes there. A Unix socket is found by its file, wherever it is moved on the same
+        disk; a folder that was removed takes no new file (ENOENT), even for the sandbox
+        that still has it bound. (The kernel read its connection file before it made its
+        sockets, and does not write it again: it holds what the kernel found.)
+        """
+        shared = Path(self.ip).parent
+        ports = (self.shell_port, self.iopub_port, self.stdin_port, self.control_port, self.hb_port)
+        sockets = [Path(f"{self.ip}-{port}") for port in ports]
+        deadline = time.monotonic() + SOCKETS_TIMEOUT
+        while not all(path.is_socket() for path in sockets):
+            if not await self._async_is_alive():
+                raise SandboxError("the kernel ended before it made its sockets")
+            if time.monotonic() > deadline:
+                await self._async_kill_kernel()
+                raise SandboxError(f"the kernel made no sockets in {SOCKETS_TIMEOUT:.0f} s")
+            await asyncio.sleep(0.05)
+        private = shared.with_name("ipc")  # outside the sandbox
+        private.mkdir()
+        for path in shared.iterdir():
+            path.rename(private / path.name)
+        shared.rmdir()
+        self.ip = str(private / "kernel")
+        self.connection_file = str(private / "kernel.json")
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         await super()._async_cleanup_resources(restart)

@@ -2,19 +2,19 @@
 
 The sandbox sees a read-only copy of the system, of Python and its venv, of the
 student package (`gradacc_lessons`) and of the scripts in `inside/` (at /opt/gradacc),
-an empty in-memory home and /tmp, and one writable folder: its scratch folder.
-Nothing else of the machine exists in it: not the course (`source/`, `release/`, the
-answer keys, other students, the gradebook), not the grader's work folders, not this
-package. Its network namespace holds only a loopback that is down. Student code
-cannot create user namespaces in it (bwrap's --disable-userns), so it cannot build a
-sandbox of its own with other mounts or more rights.
+and an empty in-memory home (its working folder, WORK, in it) and /tmp, each of a bounded
+size: nothing it writes reaches the grader's disk. Nothing else of the machine exists in
+it: not the course (`source/`, `release/`, the answer keys, other students, the gradebook),
+not the grader's work folders, not this package. Its network namespace holds only a
+loopback that is down. Student code cannot create user namespaces in it (bwrap's
+--disable-userns), so it cannot build a sandbox of its own with other mounts or more rights.
 
 Two kinds of process run in it, each in a sandbox of its own:
 
 - the kernel that nbgrader drives (`SandboxKernelManager`, in gradacc_grader.kernel),
   which talks to nbgrader over Unix sockets in a folder bound into the sandbox (TCP
-  cannot cross the network namespace); its scratch folder holds the submitted notebook
-  and nothing else;
+  cannot cross the network namespace); its working folder shows the submitted notebook,
+  read-only, and nothing else;
 - the trusted re-check's harness (`run_exercise`), whose result comes back on a pipe the
   grader created and reads, never through a file the student's code could replace.
 """
@@ -42,6 +42,9 @@ WORK = f"{HOME}/work"  # where the scratch folder appears inside the sandbox
 INSIDE = "/opt/gradacc"  # where inside/ (and, for root, bwrap) appear inside the sandbox
 NOBODY = 65534  # the user the code runs as when the grader is started as root
 MAX_RESULT_BYTES = 10_000_000  # the most a sandboxed process may send back
+# seconds kept back from a student's deadline for the grader to score and save after the
+# re-check (a few tenths of a second on an idle machine; many times that on a loaded one)
+RECORD_SECONDS = 20.0
 # -I: no PYTHON* variables, no user site, and neither the script's folder nor the working
 # folder on sys.path (a student's `torch.py` never shadows torch); -B: writes no .pyc files.
 PYTHON = (sys.executable, "-I", "-B")
@@ -66,7 +69,7 @@ class Limits:
     memory_bytes: int = 4 << 30  # address space: torch + matplotlib need about 1 GiB
     processes: int = 64  # processes and threads, counted in the sandbox's user namespace
     file_bytes: int = 256 << 20  # largest file it may write
-    tmpfs_bytes: int = 256 << 20  # size of the in-memory home and /tmp each
+    tmpfs_bytes: int = 256 << 20  # size of the in-memory home (with WORK in it) and /tmp each
     shm_bytes: int = 64 << 20  # size of /dev/shm
 
 
@@ -76,10 +79,12 @@ class Sandbox:
 
     `hidden`: the course folder and the grader's work folders. `unsafe`
     (--unsafe-no-sandbox) keeps the limits and the fresh process but drops bubblewrap:
-    the code runs with the grader's rights. `ready` holds harnesses started ahead of
-    time by `start_harness`, each used once by `run_exercise`.
+    the code runs with the grader's rights. `deadline` (a `time.monotonic()`) is when
+    the student's grading must end (gradacc-grade's --timeout): the re-check's harness
+    may take the time left until then. `ready` holds harnesses started ahead of time by
+    `start_harness`, each used once by `run_exercise`.
 
-    >>> cmd = Sandbox(hidden=(Path("/srv/course"),)).command(["true"], Path("/tmp/x"))
+    >>> cmd = Sandbox(hidden=(Path("/srv/course"),)).command(["true"])
     >>> "--unshare-net" in cmd and cmd[-1] == "true"
     True
     """
@@ -87,18 +92,30 @@ class Sandbox:
     hidden: tuple[Path, ...]
     limits: Limits = Limits()
     unsafe: bool = False
+    deadline: float | None = None
     ready: list = field(default_factory=list, compare=False, repr=False)
 
-    def command(self, command: list[str], scratch: Path, shared: tuple = ()) -> list[str]:
-        """The command line that runs `command` in this sandbox, in its scratch folder.
+    def command(self, command: list[str], files: tuple = (), shared: tuple = ()) -> list[str]:
+        """The command line that runs `command` in this sandbox, in its folder WORK.
 
+        `files` appear read-only in WORK under their own names (the submitted notebook);
         `shared` folders are bound writable at their own path (the kernel's sockets).
         """
         limits = [*_limit_args(self.limits), "--"]
         if self.unsafe:
             return [*PYTHON, "-S", str(_INSIDE / "jail.py"), *limits, *command]
         jail = [*PYTHON, "-S", f"{INSIDE}/inside/jail.py", *limits]
-        return [*_bwrap_args(self, scratch, shared), "--", *_userns_guard(), *jail, *command]
+        return [*_bwrap_args(self, files, shared), "--", *_userns_guard(), *jail, *command]
+
+    def seconds_left(self, margin: float = 0.0) -> float:
+        """Seconds until the deadline less `margin` (at least 0); without one, the CPU limit.
+
+        >>> Sandbox(hidden=()).seconds_left()
+        300.0
+        """
+        if self.deadline is None:
+            return float(self.limits.cpu_seconds)
+        return max(0.0, self.deadline - time.monotonic() - margin)
 
     def run(self, command: list[str], timeout: float, request: bytes = b"", shared=()) -> dict:
         """Run `command` in a new sandbox now, send it `request`; the JSON object it sent back."""
@@ -106,7 +123,7 @@ class Sandbox:
 
 
 class Running:
-    """A command started in a sandbox of its own, with a fresh scratch folder.
+    """A command started in a sandbox of its own (its WORK a fresh in-memory folder).
 
     The command gets one more argument: the file descriptor of a result pipe that this
     process created and reads. It reads one request on stdin and sends one JSON object
@@ -117,15 +134,15 @@ class Running:
     """
 
     def __init__(self, sandbox: Sandbox, command: list[str], shared: tuple[Path, ...] = ()):
-        self.scratch = Path(tempfile.mkdtemp(prefix="gradacc-run-"))
-        give_to_sandbox(self.scratch)
+        # Sandboxed, it works in its in-memory WORK; without the sandbox, in a folder here.
+        self.scratch = Path(tempfile.mkdtemp(prefix="gradacc-run-")) if sandbox.unsafe else None
         # stderr to a file, not a pipe, which a chatty sandbox could fill and block on
         self.stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop)
         read_end, write_end = os.pipe()
         try:
             self.process = subprocess.Popen(
-                sandbox.command([*command, str(write_end)], self.scratch, shared),
-                cwd=self.scratch,
+                sandbox.command([*command, str(write_end)], shared=shared),
+                cwd=self.scratch or "/",
                 stdin=subprocess.PIPE,
                 stdout=subprocess.DEVNULL,
                 stderr=self.stderr,
@@ -158,12 +175,13 @@ class Running:
         return (lines or ["nothing on stderr"])[-1][-300:]
 
     def stop(self) -> None:
-        """Kill whatever still runs in the sandbox, close its pipes, remove its scratch."""
+        """Kill whatever still runs in the sandbox, close its pipes, remove its folder."""
         self._kill()
         for stream in (self.process.stdin, self.result, self.stderr):
             stream.close()
-        with contextlib.suppress(OSError):  # student code made it: it may be nested deep
-            remove_tree(self.scratch)
+        if self.scratch is not None:
+            with contextlib.suppress(OSError):  # student code made it: it may be nested deep
+                remove_tree(self.scratch)
 
     def _kill(self) -> None:
         if self.process.poll() is None:
@@ -188,11 +206,12 @@ def run_exercise(cells, module: str, seed: int, sandbox: Sandbox, timeout=None) 
 
     `module` names an exercise module of inside/ (see inside/loop_harness.py); the
     result is {case name: outcome}, or {"error": why} if the cell or the harness failed.
-    `timeout` (seconds) is by default the CPU time the kernel had for the same cells: a
-    student whose honest cells took a while in the kernel is not cut short here (gradacc-grade's
-    --timeout still bounds the whole student).
+    `timeout` (seconds) is by default what is left of the student's time (gradacc-grade's
+    --timeout), less RECORD_SECONDS to score and save: cells that ran in the kernel (a
+    sleep costs time, not CPU) run here again, and the student's other scores are kept
+    when this one runs out. Its RLIMIT_CPU is the kernel's.
     """
-    timeout = float(sandbox.limits.cpu_seconds) if timeout is None else timeout
+    timeout = sandbox.seconds_left(RECORD_SECONDS) if timeout is None else timeout
     harness = sandbox.ready.pop() if sandbox.ready else Running(sandbox, _harness_command(sandbox))
     cells = [cells] if isinstance(cells, str) else list(cells)  # one cell, or the notebook's
     request = {"module": module, "seed": seed, "cells": cells}
@@ -226,7 +245,7 @@ def readonly_paths() -> list[Path]:
     return sorted(paths)
 
 
-def _bwrap_args(sandbox: Sandbox, scratch: Path, shared: tuple[Path, ...]) -> list[str]:
+def _bwrap_args(sandbox: Sandbox, files: tuple, shared: tuple[Path, ...]) -> list[str]:
     size = str(sandbox.limits.tmpfs_bytes)
     args = [find_bwrap(), *_system_binds(), "--dev", "/dev", "--proc", "/proc"]
     # /dev is a tmpfs as large as half the machine's memory, writable when the grader is not
@@ -236,22 +255,30 @@ def _bwrap_args(sandbox: Sandbox, scratch: Path, shared: tuple[Path, ...]) -> li
     # Writable by anyone inside, like a real /tmp: the code may run as `nobody`.
     args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     args += _parents([HOME, *readonly_paths(), f"{INSIDE}/inside", *shared])
-    args += ["--perms", "1777", "--size", size, "--tmpfs", HOME]
+    # WORK lies in the home's tmpfs: what the code writes there is bounded with the home,
+    # never on the grader's disk (a folder bound from the disk let one student fill it).
+    args += ["--perms", "1777", "--size", size, "--tmpfs", HOME, "--perms", "1777", "--dir", WORK]
+    for path in files:  # the submitted notebook, read-only, under its own name
+        args += ["--ro-bind", str(path), f"{WORK}/{Path(path).name}"]
     # This package is hidden too: installed into the venv, it would show through it.
     args += _python_binds((*sandbox.hidden, Path(__file__).resolve().parent))
-    args += ["--ro-bind", str(_INSIDE), f"{INSIDE}/inside"]
-    args += ["--bind", str(scratch), WORK, "--chdir", WORK]
+    args += ["--ro-bind", str(_INSIDE), f"{INSIDE}/inside", "--chdir", WORK]
     for folder in shared:
         args += ["--bind", str(folder), str(folder)]
     args += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     args += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--clearenv"]
     args += _environment()
     if os.geteuid() != 0:
-        return [*args, "--unshare-user", "--disable-userns"]
-    # Started by root, bwrap keeps no capability but these two, which jail.py uses to
-    # become `nobody` for good before _userns_guard's inner bwrap starts.
-    args += ["--ro-bind", str(Path(find_bwrap()).resolve()), f"{INSIDE}/bwrap"]
-    return [*args, "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        args += ["--unshare-user", "--disable-userns"]
+    else:
+        # Started by root, bwrap keeps no capability but these two, which jail.py uses to
+        # become `nobody` for good before _userns_guard's inner bwrap starts.
+        args += ["--ro-bind", str(Path(find_bwrap()).resolve()), f"{INSIDE}/bwrap"]
+        args += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    # Last, once every mount point is made: bwrap's root is a tmpfs as large as half the
+    # machine's memory, and the folders it made there (/opt, ...) are the sandbox user's
+    # when the grader is not root.
+    return [*args, "--remount-ro", "/"]
 
 
 def _userns_guard() -> list[str]:

@@ -5,10 +5,11 @@ with the tests' secret, `gradacc-grade --jobs 2`), while this test samples the m
 of the grading processes: an honest student, and a student per way of stopping or
 slowing the class: 1,100 nested folders, a notebook of 100,000 cells, a notebook over
 the size limit, 1 GiB printed at once, 3 MiB printed slowly, /dev/shm filled,
-thousands of folders nested in the kernel's own folder, a kernel that kills itself.
-Each is graded to the end or refused with its reason, for that student alone; the
-others get what they earned. A separate test shows `nbgrader collect` refusing an
-exchange folder made by another user.
+thousands of folders nested in the kernel's own folder, a kernel that kills itself,
+files written to fill the grader's disk; and a patient student whose cells sleep, as
+honest experiments do, longer than the CPU limit in all. Each is graded to the end or
+refused with its reason, for that student alone; the others get what they earned. A
+separate test shows `nbgrader collect` refusing an exchange folder made by another user.
 """
 
 from __future__ import annotations
@@ -85,6 +86,33 @@ for _ in range(12):  # 3 MiB, a quarter MiB at a time: each piece a message of i
     time.sleep(0.3)
 """
 KILL = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"
+# Before the loop's answer, in its cell: files of 120 MiB each (under RLIMIT_FSIZE) in the
+# working folder and, in the kernel, in the folder of its sockets (named by its connection
+# file): both were folders on the grader's disk, with no bound on the total. The answer is
+# defined only when the total was bounded, so the re-check (its harness runs the cell
+# again) scores the loop only if the harness's folder is bounded too.
+DISK = """
+import json, os, sys
+def fill(folder):
+    written = 0  # MiB
+    for index in range(3):
+        try:
+            with open(os.path.join(folder, f"fill{index}.bin"), "wb") as out:
+                for _ in range(120):
+                    out.write(bytes(1 << 20))
+                    written += 1
+        except OSError as error:
+            return [written, error.strerror]
+    return [written, None]
+found = {"work": fill(".")}
+if "-f" in sys.argv:  # the kernel
+    found["sockets"] = fill(os.path.dirname(sys.argv[sys.argv.index("-f") + 1]))
+print("DISK", json.dumps(found))
+assert found["work"][0] <= BOUND, "the working folder is not bounded"
+""".replace("BOUND", str(Limits.tmpfs_bytes >> 20))
+# Experiments of 41 s each, every one within the class's limit per cell (120 s): 123 s in
+# all, more than the --cpu-seconds (120) that once bounded the re-check's harness in time.
+PATIENT = "import time\ntime.sleep(41)  # a try by hand"
 
 
 def _env() -> dict:
@@ -130,6 +158,14 @@ def with_cell(nb, text: str, after: str = "setup"):
     return nb
 
 
+def with_loop_prefix(nb, text: str):
+    """The notebook with `text` first in the loop's answer cell."""
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "faq3_loop_answer":
+            cell.source = text + "\n" + cell.source
+    return nb
+
+
 def nest(folder: Path, depth: int) -> None:
     """`depth` folders, one inside the other, in `folder` (no path grows long)."""
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
@@ -171,6 +207,12 @@ def class_of(course: Path) -> dict:
         "shm_filler": (with_cell(honest(), SHM), AUTOGRADED, "graded"),
         "nester": (with_cell(honest(), NEST), AUTOGRADED, "graded"),
         "killer": (with_cell(honest(), KILL, after="faq2_test"), 0.0, "failed"),
+        "disk_filler": (with_loop_prefix(honest(), DISK), AUTOGRADED, "graded"),
+        "patient": (
+            with_cell(with_cell(with_cell(honest(), PATIENT), PATIENT), PATIENT),
+            AUTOGRADED,
+            "graded",
+        ),
     }
 
 
@@ -304,6 +346,19 @@ def test_dev_shm_and_the_in_memory_folders_are_bounded(graded):
     assert found["/dev/shm"] == [Limits.shm_bytes >> 20, "No space left on device"], found
     assert found["/dev"] == [0, "Read-only file system"], found
     assert found["/tmp"] == [Limits.tmpfs_bytes >> 20, "No space left on device"], found
+
+
+def test_no_student_can_fill_the_graders_disk(graded):
+    """The kernel's working folder is its home's tmpfs; its sockets' folder takes no file.
+
+    (The harness's bound shows in the score: the loop is defined only if it was bounded.)
+    """
+    report = re.search(r"DISK (.*)", _outputs(graded["course"], "disk_filler"))
+    assert report, _outputs(graded["course"], "disk_filler")[:2000]
+    found = json.loads(report.group(1))
+    assert found["work"][0] <= Limits.tmpfs_bytes >> 20, found
+    assert found["work"][1] == "No space left on device", found
+    assert found["sockets"] == [0, "No such file or directory"], found
 
 
 def test_folders_nested_in_the_kernels_folder_do_not_stop_its_grading(graded):

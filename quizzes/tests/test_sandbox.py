@@ -18,6 +18,7 @@ import nbformat
 import pytest
 from gradacc_grader.kernel import SandboxKernelManager
 from gradacc_grader.sandbox import (
+    RECORD_SECONDS,
     Limits,
     Sandbox,
     SandboxError,
@@ -197,3 +198,89 @@ def test_both_sandboxes_hold_for_an_instructor_who_is_not_root(course):
     user = 1000 if os.geteuid() == 0 else os.getuid()
     assert [probe["uid"] for probe in found.values()] == [user, user], found
     assert all(not p["userns"] and p["sees"] == [] for p in found.values()), found
+
+
+# Writes three files of 120 MiB (each under RLIMIT_FSIZE) into its working folder and, in the
+# kernel, into the folder of its sockets (named by its connection file, `-f`): both were
+# folders on the grader's disk, with no bound on the total.
+FILL = """
+import json, os, sys
+def fill(folder):
+    written = 0  # MiB
+    for index in range(3):
+        try:
+            with open(os.path.join(folder, f"fill{index}.bin"), "wb") as out:
+                for _ in range(120):
+                    out.write(bytes(1 << 20))
+                    written += 1
+        except OSError as error:
+            return [written, error.strerror]
+    return [written, None]
+found = {"work": fill("."), "work_size": os.statvfs(".").f_blocks * os.statvfs(".").f_frsize >> 20}
+if "-f" in sys.argv:
+    found["sockets"] = fill(os.path.dirname(sys.argv[sys.argv.index("-f") + 1]))
+"""
+IN_KERNEL = """
+import json, sys
+from pathlib import Path
+import nbformat
+from gradacc_grader.kernel import SandboxKernelManager
+from nbclient import NotebookClient
+course, scratch = Path(sys.argv[1]), sys.argv[2]
+notebook = nbformat.read(course / "submitted/eve/quiz/quiz.ipynb", 4)
+manager = SandboxKernelManager(course_root=str(course), scratch_root=scratch)
+folder = {"metadata": {"path": str(course / "autograded/eve/quiz")}}
+NotebookClient(notebook, km=manager, resources=folder).execute()
+print(json.dumps([o.get("text") or o.get("evalue") for o in notebook.cells[0].outputs]))
+"""
+
+
+@pytest.mark.parametrize("user", ["root", "not root"])
+def test_the_kernel_cannot_fill_the_graders_disk(course, tmp_path, user):
+    """Its working folder is in memory, bounded; its sockets' folder takes no file."""
+    submitted = course / "submitted" / "eve" / "quiz"
+    submitted.mkdir(parents=True)
+    (course / "autograded" / "eve" / "quiz").mkdir(parents=True)
+    cell = nbformat.v4.new_code_cell(FILL + "print(json.dumps(found))")
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), submitted / "quiz.ipynb")
+    command = [sys.executable, "-c", IN_KERNEL, str(course), str(tmp_path)]
+    if user == "not root":
+        assert os.geteuid() == 0, "run as root, the test plays a plain user in a user namespace"
+        command = ["unshare", "--user", "--map-user=1000", "--map-group=1000", "--", *command]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(json.loads(done.stdout.strip().splitlines()[-1])[0])
+    bound = Limits.tmpfs_bytes >> 20
+    assert found["work_size"] == bound, found  # the home's tmpfs
+    assert found["work"][0] <= bound and found["work"][1] == "No space left on device", found
+    assert found["sockets"] == [0, "No such file or directory"], found
+
+
+def test_the_harness_cannot_fill_the_graders_disk(course):
+    found = _reported(
+        run_exercise(
+            FILL + "raise SystemExit(json.dumps(found))", "window_loop", 1, Sandbox((course,))
+        )
+    )
+    bound = Limits.tmpfs_bytes >> 20
+    assert found["work_size"] == bound, found
+    assert found["work"][0] <= bound and found["work"][1] == "No space left on device", found
+
+
+def test_the_harness_may_take_the_students_time_left_not_the_cpu_limit(course):
+    """Cells that sleep cost time, not CPU: the harness runs them as the kernel did."""
+    import time
+
+    sandbox = Sandbox((course,), Limits(cpu_seconds=30), deadline=time.monotonic() + 300)
+    cells = ["import time\ntime.sleep(40)  # an experiment, as a student tries by hand", RIGHT_LOOP]
+    outcome = run_exercise(cells, "window_loop", 3, sandbox)
+    assert "error" not in outcome and len(outcome) == 3, outcome
+
+
+def test_the_harness_ends_before_the_students_deadline(course):
+    import time
+
+    sandbox = Sandbox((course,), deadline=time.monotonic() + RECORD_SECONDS + 10)
+    outcome = run_exercise("import time\ntime.sleep(3600)", "window_loop", 3, sandbox)
+    assert outcome["error"].startswith("it did not finish in 10 s"), outcome
+    assert time.monotonic() < sandbox.deadline - RECORD_SECONDS + 5
