@@ -344,6 +344,18 @@ BAD = {
     "demos.distributed.workers.token_gradients": [
         ("recipe", lambda: distributed.token_gradients(distributed.DDPConfig(), 0, "mean"))
     ],
+    "demos.distributed.launch.run_processes": [
+        ("function", lambda: distributed.run_processes(lambda rank: rank)),
+        ("world_size", lambda: distributed.run_processes(print, world_size=1)),
+        ("timeout_s", lambda: distributed.run_processes(print, timeout_s=0)),
+    ],
+    "demos.distributed.sharded.run_fsdp_window": [
+        ("config", lambda: distributed.run_fsdp_window({"world_size": 2})),
+    ],
+    "demos.distributed.sharded.run_sharded_clipping": [
+        ("config", lambda: distributed.run_sharded_clipping({"world_size": 2})),
+        ("max_fraction", lambda: distributed.run_sharded_clipping(max_fraction=2.0)),
+    ],
     "demos.distributed.launch.run_ddp": [
         ("config", lambda: distributed.run_ddp({"world_size": 2})),
         ("timeout_s", lambda: distributed.run_ddp(timeout_s=0)),
@@ -775,6 +787,9 @@ NOT_CALLED = {  # name -> why no test calls it here (where else it is exercised)
     "demos.distributed.workers.global_token_count": "needs a process group (test_distributed)",
     "demos.distributed.workers.token_gradients": "needs a process group (test_distributed)",
     "demos.distributed.launch.run_ddp": "starts processes (test_distributed, marker distributed)",
+    "demos.distributed.launch.run_processes": "starts processes (test_sharded, marker distributed)",
+    "demos.distributed.sharded.run_fsdp_window": "starts processes (test_sharded)",
+    "demos.distributed.sharded.run_sharded_clipping": "starts processes (test_sharded)",
     "quiz.selfcheck.run_text_quiz": "reads answers from input() (test_selfcheck)",
     "planning.cli.main": "a command line; test_planning runs it",
     **{
