@@ -356,6 +356,11 @@ BAD = {
         ("config", lambda: distributed.run_sharded_clipping({"world_size": 2})),
         ("max_fraction", lambda: distributed.run_sharded_clipping(max_fraction=2.0)),
     ],
+    "demos.frameworks.two_processes.run_accelerate_processes": [
+        ("config", lambda: frameworks.run_accelerate_processes({"world_size": 2})),
+        ("samples", lambda: frameworks.run_accelerate_processes(samples=0)),
+        ("micro_batch", lambda: frameworks.run_accelerate_processes(micro_batch=3)),
+    ],
     "demos.distributed.launch.run_ddp": [
         ("config", lambda: distributed.run_ddp({"world_size": 2})),
         ("timeout_s", lambda: distributed.run_ddp(timeout_s=0)),
@@ -789,6 +794,8 @@ NOT_CALLED = {  # name -> why no test calls it here (where else it is exercised)
     "demos.distributed.launch.run_ddp": "starts processes (test_distributed, marker distributed)",
     "demos.distributed.launch.run_processes": "starts processes (test_sharded, marker distributed)",
     "demos.distributed.sharded.run_fsdp_window": "starts processes (test_sharded)",
+    "demos.frameworks.two_processes.run_accelerate_processes": "starts processes "
+    "(test_two_processes)",
     "demos.distributed.sharded.run_sharded_clipping": "starts processes (test_sharded)",
     "quiz.selfcheck.run_text_quiz": "reads answers from input() (test_selfcheck)",
     "planning.cli.main": "a command line; test_planning runs it",
