@@ -35,6 +35,7 @@ from gradacc_lessons import (
 )
 from gradacc_lessons.demos import (
     batchnorm,
+    bf16_updates,
     checkpointing,
     distributed,
     dropout,
@@ -748,6 +749,14 @@ BAD = {
         ("momentum", lambda: batchnorm.set_batchnorm_momentum(bn_model(), 1.5)),
         ("model", lambda: batchnorm.set_batchnorm_momentum("mlp", 0.1)),
     ],
+    "demos.bf16_updates.stochastic_round": [
+        ("x", lambda: bf16_updates.stochastic_round(torch.ones(2).double(), torch.Generator())),
+    ],
+    "demos.bf16_updates.update_rounding_errors": [
+        ("steps", lambda: bf16_updates.update_rounding_errors(steps=0)),
+        ("lr", lambda: bf16_updates.update_rounding_errors(lr=-1.0)),
+        ("size", lambda: bf16_updates.update_rounding_errors(size=0)),
+    ],
     "demos.batchnorm.single_sample_facts": [
         ("length", lambda: batchnorm.single_sample_facts(length=1)),
     ],
@@ -838,6 +847,10 @@ def with_scheduler(loop):
 
 
 CALLS = {
+    "demos.bf16_updates.stochastic_round": lambda: bf16_updates.stochastic_round(
+        torch.ones(3), torch.Generator().manual_seed(0)),
+    "demos.bf16_updates.update_rounding_errors": lambda: bf16_updates.update_rounding_errors(
+        steps=3, size=4),
     "planning.fake_step.fake_step": lambda: fake_step.fake_step(
         lambda: nn.Linear(4, 3), sgd, linear_batch, F.mse_loss, 2),
     "planning.predict.trace": lambda: predict.trace(UNET_SETUP, 2, 2, "cpu"),
