@@ -50,6 +50,13 @@ VALUES = {
     "schedules": "[[run.schedule_length, run.learning_rates[-1]] for run in"
     " (even_runs.runs['Accelerate'], sized_by_micro_batches.runs['Accelerate'])]",
     "defaults": "defaults.rows",
+    "plain loop gap": "gap",
+    "schedule rows": "[row[0] for row in schedules.rows]",
+    "two processes": "[[setup, run['micro-batches'], run['optimizer steps'],"
+    " run['scheduler steps'], run['learning rates']] for setup, run in two.schedules.items()]",
+    "token count errors": "{count: relative_error(token_mean, per_rank[0]) for count, per_rank"
+    " in two.token_gradients.items()}",
+    "ignore_index": "inspect.signature(F.cross_entropy).parameters['ignore_index'].default",
 }
 
 
@@ -148,3 +155,35 @@ def test_the_setup_cell_installs_the_extra_where_a_framework_is_missing(monkeypa
     exec(compile(install, "setup cell", "exec"), {})
     assert [command[-1] for command in calls] == ["gradacc-lessons[frameworks]"]
     assert calls[0][1:5] == ["-m", "pip", "install", "--quiet"]
+
+
+@pytest.mark.slow
+def test_the_plain_accelerate_loop_lands_on_the_runners_weights(lesson):
+    # the notebook's own loop and train_accelerate, from the same weights (float32 each)
+    assert lesson["plain loop gap"] < 1e-6
+
+
+@pytest.mark.slow
+def test_the_schedule_tables_rows_have_distinct_names_and_logging_defaults_to_500(lesson):
+    rows = lesson["schedule rows"]
+    assert len(rows) == len(set(rows)) == 2, rows
+    assert any(row[:2] == ["Trainer", "logging_steps"] and row[2] == 500 for row in map(
+        list, lesson["defaults"])), lesson["defaults"]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_two_processes_step_the_scheduler_twice_unless_the_batches_are_split(lesson):
+    # 32 samples in micro-batches of 2 on 2 processes, N = 4: 16 micro-batches, 4 windows
+    default, ignored, split = lesson["two processes"]
+    for setup, micro_batches, optimizer_steps, scheduler_steps, rates in (default, ignored):
+        assert [micro_batches, optimizer_steps, scheduler_steps] == [8, 2, 4], setup
+        assert rates == [1.0, 0.5], setup  # a linear schedule over 4 steps, 2 at a time
+    assert ignored[0] == "Accelerator(split_batches=True)"
+    assert split[1:4] == [16, 4, 4] and split[4] == [1.0, 0.75, 0.5, 0.25]
+
+
+@pytest.mark.slow
+def test_the_window_token_count_gathered_from_all_processes_is_the_token_mean(lesson):
+    assert lesson["ignore_index"] == -100
+    errors = lesson["token count errors"]
+    assert errors["all processes"] < 1e-12 and errors["this process"] > 0.1, errors

@@ -44,6 +44,14 @@ LESSON_6 = {
     " c['reduce-scatter']] for (strategy, every), c in result.fsdp_collectives.items()]",
     "idle with 4 micro-batches": "idle[4]",
     "communication volumes": "[list(row) for row in volumes.rows]",
+    "update errors": "updates.errors",
+    "kept": "[[s, k, kept.all_gathers[s, k], kept.reduce_scatters[s, k],"
+    " kept.unsharded_bytes[s, k]] for s, k in kept.all_gathers]",
+    "parameter bytes": "kept.parameter_bytes",
+    "clipping norms": "clipping.norms",
+    "norms inside no_sync": "clipping.inside_norms",
+    "norm once": "clipping.once_norms",
+    "clipped inside error": "clipping.inside_error",
 }
 
 
@@ -170,3 +178,38 @@ def test_lesson_6_sharding_volumes_and_the_pipeline(lesson6):
         ["FULL_SHARD", False, 8, 1],  # sync the last micro-batch only
     ]
     assert value["idle with 4 micro-batches"] == pytest.approx(3 / 7)  # 43 %
+
+
+def test_lesson_6_keeps_parameters_whole_through_the_window_for_their_memory(lesson6):
+    value, n = lesson6[1], 4
+    whole = value["parameter bytes"]
+    assert whole == 8 * ((8 * 16 + 16) + (16 * 16 + 16) + (16 * 3 + 3))  # the float64 MLP
+    assert value["kept"] == [  # per layer, one window of N = 4 synced at its end
+        ["FULL_SHARD", False, 2 * n, 1, 0],
+        ["FULL_SHARD", True, n + 1, 1, whole],
+        ["SHARD_GRAD_OP", False, n, 1, 0],
+        ["SHARD_GRAD_OP", True, 1, 1, whole],
+    ]
+
+
+def test_lesson_6_clips_the_whole_gradient_not_shards_or_partial_sums(lesson6):
+    value = lesson6[1]
+    norms = value["clipping norms"]
+    whole = norms[0]["all-reduced squares"]
+    own = [rank["local shards"] for rank in norms]
+    assert all(norm < 0.9 * whole for norm in own) and own[0] != own[1]
+    assert (own[0] ** 2 + own[1] ** 2) ** 0.5 == pytest.approx(whole, rel=1e-12)
+    assert all(rank["clip_grad_norm_ (DTensor)"] == pytest.approx(whole) for rank in norms)
+    assert value["norm once"] == [[pytest.approx(whole)]] * 2
+    inside = value["norms inside no_sync"]
+    assert inside[0][:-1] != inside[1][:-1]  # each process clipped its own partial sums
+    assert value["clipped inside error"] > 1e-2
+
+
+def test_lesson_6_rounding_the_update_loses_more_than_bfloat16_accumulation(lesson6):
+    value = lesson6[1]
+    updates = value["update errors"]
+    assert updates["bfloat16, rounded"] > 0.5  # most of the training lost
+    assert updates["bfloat16, Kahan"] < 1e-3 and updates["bfloat16, stochastic"] < 0.1
+    largest_accumulation_error = max(max(row[1], row[2]) for row in value["bfloat16 windows"])
+    assert updates["bfloat16, rounded"] > 10 * largest_accumulation_error

@@ -35,6 +35,7 @@ from gradacc_lessons import (
 )
 from gradacc_lessons.demos import (
     batchnorm,
+    bf16_updates,
     checkpointing,
     distributed,
     dropout,
@@ -346,6 +347,23 @@ BAD = {
     ],
     "demos.distributed.workers.token_gradients": [
         ("recipe", lambda: distributed.token_gradients(distributed.DDPConfig(), 0, "mean"))
+    ],
+    "demos.distributed.launch.run_processes": [
+        ("function", lambda: distributed.run_processes(lambda rank: rank)),
+        ("world_size", lambda: distributed.run_processes(print, world_size=1)),
+        ("timeout_s", lambda: distributed.run_processes(print, timeout_s=0)),
+    ],
+    "demos.distributed.sharded.run_fsdp_window": [
+        ("config", lambda: distributed.run_fsdp_window({"world_size": 2})),
+    ],
+    "demos.distributed.sharded.run_sharded_clipping": [
+        ("config", lambda: distributed.run_sharded_clipping({"world_size": 2})),
+        ("max_fraction", lambda: distributed.run_sharded_clipping(max_fraction=2.0)),
+    ],
+    "demos.frameworks.two_processes.run_accelerate_processes": [
+        ("config", lambda: frameworks.run_accelerate_processes({"world_size": 2})),
+        ("samples", lambda: frameworks.run_accelerate_processes(samples=0)),
+        ("micro_batch", lambda: frameworks.run_accelerate_processes(micro_batch=3)),
     ],
     "demos.distributed.launch.run_ddp": [
         ("config", lambda: distributed.run_ddp({"world_size": 2})),
@@ -736,6 +754,14 @@ BAD = {
         ("momentum", lambda: batchnorm.set_batchnorm_momentum(bn_model(), 1.5)),
         ("model", lambda: batchnorm.set_batchnorm_momentum("mlp", 0.1)),
     ],
+    "demos.bf16_updates.stochastic_round": [
+        ("x", lambda: bf16_updates.stochastic_round(torch.ones(2).double(), torch.Generator())),
+    ],
+    "demos.bf16_updates.update_rounding_errors": [
+        ("steps", lambda: bf16_updates.update_rounding_errors(steps=0)),
+        ("lr", lambda: bf16_updates.update_rounding_errors(lr=-1.0)),
+        ("size", lambda: bf16_updates.update_rounding_errors(size=0)),
+    ],
     "demos.batchnorm.single_sample.single_sample_facts": [
         ("length", lambda: batchnorm.single_sample_facts(length=1)),
     ],
@@ -780,6 +806,11 @@ NOT_CALLED = {  # name -> why no test calls it here (where else it is exercised)
     "demos.distributed.workers.global_token_count": "needs a process group (test_distributed)",
     "demos.distributed.workers.token_gradients": "needs a process group (test_distributed)",
     "demos.distributed.launch.run_ddp": "starts processes (test_distributed, marker distributed)",
+    "demos.distributed.launch.run_processes": "starts processes (test_sharded, marker distributed)",
+    "demos.distributed.sharded.run_fsdp_window": "starts processes (test_sharded)",
+    "demos.frameworks.two_processes.run_accelerate_processes": "starts processes "
+    "(test_two_processes)",
+    "demos.distributed.sharded.run_sharded_clipping": "starts processes (test_sharded)",
     "quiz.terminal.run_text_quiz": "reads answers from input() (test_selfcheck)",
     "planning.cli.main": "a command line; test_planning runs it",
     **{
@@ -821,6 +852,10 @@ def with_scheduler(loop):
 
 
 CALLS = {
+    "demos.bf16_updates.stochastic_round": lambda: bf16_updates.stochastic_round(
+        torch.ones(3), torch.Generator().manual_seed(0)),
+    "demos.bf16_updates.update_rounding_errors": lambda: bf16_updates.update_rounding_errors(
+        steps=3, size=4),
     "planning.fake_step.fake_step": lambda: fake_step.fake_step(
         lambda: nn.Linear(4, 3), sgd, linear_batch, F.mse_loss, 2),
     "planning.predict.trace": lambda: predict.trace(UNET_SETUP, 2, 2, "cpu"),

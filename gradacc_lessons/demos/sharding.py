@@ -21,8 +21,9 @@ parameters after every backward: FULL_SHARD gathers them again in every micro-ba
 forward and backward, so skipping the sync saves less than under DDP, 3N volumes per
 window against 2N + 1 (SHARD_GRAD_OP: 2N against N + 1). Both FSDPs can instead keep the
 parameters unsharded through the window, for a full copy of them in memory: FSDP2's
-`set_reshard_after_backward(False)`, FSDP1's SHARD_GRAD_OP inside `no_sync()`; the window
-then gathers them at its start, not in every micro-batch (not counted here).
+`set_reshard_after_backward(False)`, FSDP1's SHARD_GRAD_OP inside `no_sync()`. SHARD_GRAD_OP
+then gathers them once per window; FULL_SHARD, which still reshards after every forward, N + 1
+times (not counted here: `distributed.run_fsdp_window` measures it).
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ stopped before it returns, on errors and time-outs too.
 
 One module per idea: `arithmetic` (the effective batch, each rank's data, the one-process
 references), `workers` (what runs inside each process), `launch` (`run_ddp`: starting the
-processes and collecting their results). Every public name is re-exported here.
+processes and collecting their results; `run_processes` for the short demos), `sharded`
+(FSDP2 through a window, and clipping sharded gradients). Every public name is re-exported here.
 """
 
 from __future__ import annotations
@@ -30,7 +31,13 @@ from gradacc_lessons.demos.distributed.arithmetic import (
     token_mean_gradients,
     train_full_batch,
 )
-from gradacc_lessons.demos.distributed.launch import DDPResult, run_ddp
+from gradacc_lessons.demos.distributed.launch import DDPResult, run_ddp, run_processes
+from gradacc_lessons.demos.distributed.sharded import (
+    FSDPWindow,
+    ShardedClipping,
+    run_fsdp_window,
+    run_sharded_clipping,
+)
 from gradacc_lessons.demos.distributed.workers import (
     COLLECTIVES,
     STEPS,
@@ -58,7 +65,9 @@ __all__ = [
     "COLLECTIVES",
     "DDPConfig",
     "DDPResult",
+    "FSDPWindow",
     "STEPS",
+    "ShardedClipping",
     "SYNC_MODES",
     "accumulation_steps_for",
     "always_sync_step",
@@ -78,6 +87,9 @@ __all__ = [
     "rank_micro_batches",
     "run_ddp",
     "run_experiments",
+    "run_fsdp_window",
+    "run_processes",
+    "run_sharded_clipping",
     "sampler_shares",
     "time_sync_modes",
     "token_gradients",

@@ -19,7 +19,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from gradacc_lessons.checks import as_positive
+from gradacc_lessons.checks import as_count, as_positive
 from gradacc_lessons.demos.distributed.arithmetic import DDPConfig, _check_config
 from gradacc_lessons.demos.distributed.workers import SYNC_MODES, run_experiments
 from gradacc_lessons.display import Result, Table
@@ -87,18 +87,57 @@ def run_ddp(config: DDPConfig | None = None, timeout_s: float = 120.0) -> DDPRes
     timeout_s = as_positive("timeout_s", timeout_s, "seconds the processes may take")
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="gradacc-ddp-") as folder:
-        context = mp.start_processes(
-            _worker, args=(config, folder, timeout_s), nprocs=config.world_size, join=False
-        )
-        try:  # whatever happens from here on (an error, a time-out, Ctrl-C), stop them all
-            _join(context, timeout_s)
-        finally:
-            _stop(context)
+        _start_and_wait(_worker, (config, folder, timeout_s), config.world_size, timeout_s)
         ranks = [
             torch.load(os.path.join(folder, f"rank{r}.pt"), weights_only=True)
             for r in range(config.world_size)
         ]
     return _collect(config, ranks, time.perf_counter() - start)
+
+
+def run_processes(function, *args, world_size: int = 2, timeout_s: float = 60.0) -> list:
+    """Run `function(rank, *args)` in `world_size` gloo processes; return what each returned.
+
+    The launcher of the short demos of lessons 6 and 7: the processes join one gloo group
+    (through a file, as in `run_ddp`), and are stopped before this returns, on errors and
+    time-outs too. `function` must be importable (a module's top-level function), and
+    return tensors, numbers, strings, lists or dicts of them.
+    """
+    if not callable(function) or "<" in getattr(function, "__qualname__", "<"):
+        raise ValueError(f"function must be a module's top-level function, got {function!r}")
+    world_size = as_count("world_size", world_size, 2, fix="processes to start")
+    timeout_s = as_positive("timeout_s", timeout_s, "seconds the processes may take")
+    with tempfile.TemporaryDirectory(prefix="gradacc-gloo-") as folder:
+        worker_args = (function, args, world_size, folder, timeout_s)
+        _start_and_wait(_call, worker_args, world_size, timeout_s)
+        return [
+            torch.load(os.path.join(folder, f"rank{r}.pt"), weights_only=True)
+            for r in range(world_size)
+        ]
+
+
+def _call(rank, function, args, world_size, folder, timeout_s) -> None:
+    """One process of `run_processes`: join the group, run `function`, save what it returns."""
+    torch.set_num_threads(1)
+    dist.init_process_group(
+        "gloo",
+        init_method=f"file://{os.path.join(folder, 'rendezvous')}",
+        rank=rank,
+        world_size=world_size,
+        timeout=timedelta(seconds=timeout_s),
+    )
+    try:
+        torch.save(function(rank, *args), os.path.join(folder, f"rank{rank}.pt"))
+    finally:
+        dist.destroy_process_group()
+
+
+def _start_and_wait(worker, args, world_size: int, timeout_s: float) -> None:
+    context = mp.start_processes(worker, args=args, nprocs=world_size, join=False)
+    try:  # whatever happens from here on (an error, a time-out, Ctrl-C), stop them all
+        _join(context, timeout_s)
+    finally:
+        _stop(context)
 
 
 def _join(context, timeout_s: float) -> None:
@@ -107,7 +146,7 @@ def _join(context, timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while not context.join(timeout=max(0.0, deadline - time.monotonic())):
         if time.monotonic() >= deadline:
-            raise TimeoutError(f"the DDP processes ran past timeout_s={timeout_s} s; raise it")
+            raise TimeoutError(f"the processes ran past timeout_s={timeout_s} s; raise it")
 
 
 def _stop(context) -> None:

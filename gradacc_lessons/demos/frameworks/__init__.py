@@ -15,8 +15,9 @@ are restored, and nothing is written outside a temporary folder.
 
 The lesson is cut at its seams, one module per idea: `tiny_lm` (the text and the model),
 `recipe` (what every way is given and returns), `runs` (the ways of training and `measure`),
-`tables` (what the lesson shows) and `process` (importing the frameworks, leaving the process
-as it was). Every public name is re-exported here: `frameworks.measure(...)`.
+`tables` (what the lesson shows), `two_processes` (Accelerate on two gloo processes) and
+`process` (importing the frameworks, leaving the process as it was). Every public name is
+re-exported here: `frameworks.measure(...)`.
 """
 
 from __future__ import annotations
@@ -54,9 +55,15 @@ from gradacc_lessons.demos.frameworks.tiny_lm import (
     tiny_causal_lm,
     zen_of_python,
 )
+from gradacc_lessons.demos.frameworks.two_processes import (
+    SETUPS,
+    AccelerateProcesses,
+    run_accelerate_processes,
+)
 from gradacc_lessons.display import Table
 
 __all__ = [
+    "AccelerateProcesses",
     "DEFAULTS",
     "FOUR_WAYS",
     "FRAMEWORKS",
@@ -66,6 +73,7 @@ __all__ = [
     "Recipe",
     "Run",
     "SCHEDULES",
+    "SETUPS",
     "Table",
     "WAYS",
     "causal_loss",
@@ -78,6 +86,7 @@ __all__ = [
     "make_vocabulary",
     "measure",
     "next_token_targets",
+    "run_accelerate_processes",
     "schedule_table",
     "tiny_causal_lm",
     "token_count_table",

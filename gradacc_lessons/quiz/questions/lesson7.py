@@ -88,7 +88,8 @@ LESSON7 = (
             "The prepared scheduler advances only when the optimizer really steps: once per "
             "window, 1,000 / 4 = 250 times. Sized for len(dataloader) = 1,000 it is a quarter "
             "done when the epoch ends. On W processes it advances W times per optimizer step "
-            "(unless split_batches=True): size it W times longer."
+            "(unless its DataLoaderConfiguration says split_batches=True): size it W times "
+            "longer."
         ),
         hint="Count optimizer steps, not micro-batches.",
     ),

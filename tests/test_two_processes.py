@@ -1,0 +1,55 @@
+"""Accelerate on 2 real gloo processes: its scheduler's steps and a window's token count.
+
+The references are computed here: the micro-batches and steps from the sizes, the linear
+schedule's rates, and the token mean of both processes' labels in one process.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch.nn import functional as F
+
+from gradacc_lessons.compare import relative_error
+from gradacc_lessons.demos.distributed import DDPConfig, make_model, make_token_data
+from gradacc_lessons.demos.frameworks import SETUPS, run_accelerate_processes
+
+pytestmark = [pytest.mark.distributed, pytest.mark.timeout(600)]
+CONFIG = DDPConfig()  # 2 processes, N = 4
+SAMPLES, MICRO_BATCH, W, N = 32, 2, CONFIG.world_size, CONFIG.accumulation_steps
+
+
+@pytest.fixture(scope="module")
+def result():
+    return run_accelerate_processes(CONFIG, samples=SAMPLES, micro_batch=MICRO_BATCH)
+
+
+def test_the_prepared_scheduler_steps_w_times_unless_the_batches_are_split(result):
+    counted = math.ceil(SAMPLES / MICRO_BATCH / N)  # one process on the whole loader: 4
+    assert result.counted_steps == counted
+    default, ignored, split = (result.schedules[setup] for setup in SETUPS)
+    for run in (default, ignored):  # each process gets every W-th micro-batch
+        assert run["micro-batches"] == SAMPLES // MICRO_BATCH // W
+        assert run["optimizer steps"] == SAMPLES // MICRO_BATCH // W // N
+        assert run["scheduler steps"] == W * run["optimizer steps"]
+        # the schedule over `counted` steps, W steps at a time
+        assert run["learning rates"] == [1 - W * k / counted for k in range(counted // W)]
+    assert split["micro-batches"] == SAMPLES // MICRO_BATCH  # each takes 1/W of every one
+    assert split["optimizer steps"] == split["scheduler steps"] == counted
+    assert split["learning rates"] == [1 - k / counted for k in range(counted)]
+    assert result.scheduler_steps_per_optimizer_step(SETUPS[0]) == W
+
+
+def test_the_window_count_gathered_from_every_process_gives_the_token_mean(result):
+    model = make_model(CONFIG)
+    batches = [b for rank in range(W) for b in make_token_data(CONFIG, rank)]
+    logits = torch.cat([model(x).flatten(0, 1) for x, _ in batches])
+    labels = torch.cat([y.flatten() for _, y in batches])
+    F.cross_entropy(logits, labels, ignore_index=-100).backward()  # the mean over real tokens
+    truth = {name: p.grad for name, p in model.named_parameters()}
+    for gradients in result.token_gradients["all processes"]:
+        assert relative_error(truth, gradients) < 1e-12
+    for gradients in result.token_gradients["this process"]:
+        assert relative_error(truth, gradients) > 0.1  # rank 0's few tokens weigh far more
