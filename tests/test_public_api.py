@@ -363,7 +363,7 @@ BAD = {
     "demos.frameworks.two_processes.run_accelerate_processes": [
         ("config", lambda: frameworks.run_accelerate_processes({"world_size": 2})),
         ("samples", lambda: frameworks.run_accelerate_processes(samples=0)),
-        ("micro_batch", lambda: frameworks.run_accelerate_processes(micro_batch=3)),
+        ("micro_batch_size", lambda: frameworks.run_accelerate_processes(micro_batch_size=3)),
     ],
     "demos.distributed.launch.run_ddp": [
         ("config", lambda: distributed.run_ddp({"world_size": 2})),

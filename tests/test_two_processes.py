@@ -23,7 +23,7 @@ SAMPLES, MICRO_BATCH, W, N = 32, 2, CONFIG.world_size, CONFIG.accumulation_steps
 
 @pytest.fixture(scope="module")
 def result():
-    return run_accelerate_processes(CONFIG, samples=SAMPLES, micro_batch=MICRO_BATCH)
+    return run_accelerate_processes(CONFIG, samples=SAMPLES, micro_batch_size=MICRO_BATCH)
 
 
 def test_the_prepared_scheduler_steps_w_times_unless_the_batches_are_split(result):

@@ -40,7 +40,7 @@ def _accelerator(accelerate, setup: str, accumulation_steps: int):
     return accelerate.Accelerator(cpu=True, gradient_accumulation_steps=n, dataloader_config=config)
 
 
-def _scheduler_run(accelerate, setup, samples, micro_batch, accumulation_steps, sized_by):
+def _scheduler_run(accelerate, setup, samples, micro_batch_size, accumulation_steps, sized_by):
     """One epoch of a linear schedule over `sized_by` steps; what stepped, and each step's lr."""
     accelerator = _accelerator(accelerate, setup, accumulation_steps)
     model = torch.nn.Linear(3, 1)
@@ -50,7 +50,7 @@ def _scheduler_run(accelerate, setup, samples, micro_batch, accumulation_steps, 
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda step: max(0.0, 1.0 - step / sized_by)
     )
-    loader = torch.utils.data.DataLoader(torch.randn(samples, 3), batch_size=micro_batch)
+    loader = torch.utils.data.DataLoader(torch.randn(samples, 3), batch_size=micro_batch_size)
     model, optimizer, scheduler, loader = accelerator.prepare(model, optimizer, scheduler, loader)
     for x in loader:
         with accelerator.accumulate(model):
@@ -66,13 +66,15 @@ def _scheduler_run(accelerate, setup, samples, micro_batch, accumulation_steps, 
     }
 
 
-def _scheduler_runs(accelerate, samples: int, micro_batch: int, accumulation_steps: int) -> dict:
+def _scheduler_runs(
+    accelerate, samples: int, micro_batch_size: int, accumulation_steps: int
+) -> dict:
     # the optimizer steps of one process on the whole loader: what you count before prepare()
-    counted = math.ceil(math.ceil(samples / micro_batch) / accumulation_steps)
+    counted = math.ceil(math.ceil(samples / micro_batch_size) / accumulation_steps)
     runs = {}
     for setup in SETUPS:
         runs[setup] = _scheduler_run(
-            accelerate, setup, samples, micro_batch, accumulation_steps, counted
+            accelerate, setup, samples, micro_batch_size, accumulation_steps, counted
         )
         accelerate.state.AcceleratorState._reset_state()  # the next one reads its own settings
     return {"counted before prepare": counted, "runs": runs}
@@ -102,13 +104,15 @@ def _token_window(accelerate, config: DDPConfig, count: str) -> dict[str, torch.
     return {name: p.grad.detach().clone() for name, p in model.module.named_parameters()}
 
 
-def _worker(rank, config, samples, micro_batch) -> dict:
+def _worker(rank, config, samples, micro_batch_size) -> dict:
     world = str(config.world_size)
     variables = {"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": world,
                  "LOCAL_WORLD_SIZE": world}  # fmt: skip
     with _quiet_and_restored("accelerate") as [accelerate]:
         os.environ.update(variables)  # what a launcher sets (restored on the way out)
-        schedules = _scheduler_runs(accelerate, samples, micro_batch, config.accumulation_steps)
+        schedules = _scheduler_runs(
+            accelerate, samples, micro_batch_size, config.accumulation_steps
+        )
         accelerate.state.AcceleratorState._reset_state()
         tokens = {
             count: _token_window(accelerate, config, count)
@@ -146,25 +150,31 @@ class AccelerateProcesses(Result):
 
 
 def run_accelerate_processes(
-    config: DDPConfig | None = None, samples: int = 32, micro_batch: int = 2, timeout_s=120.0
+    config: DDPConfig | None = None, samples: int = 32, micro_batch_size: int = 2, timeout_s=120.0
 ) -> AccelerateProcesses:
     """Start 2 gloo processes running Accelerate; return what its scheduler and loops did.
 
     The scheduler runs train one epoch of `samples` samples in micro-batches of
-    `micro_batch` (per process, or split between them); the token window is lesson 6's.
+    `micro_batch_size` (per process, or split between them); the token window is lesson 6's.
     """
     config = DDPConfig() if config is None else config
     if not isinstance(config, DDPConfig):
         raise ValueError(f"config must be a DDPConfig, got {config!r}")
     samples = as_count("samples", samples)
-    micro_batch = as_count("micro_batch", micro_batch)
-    if micro_batch % config.world_size:
+    micro_batch_size = as_count("micro_batch_size", micro_batch_size)
+    if micro_batch_size % config.world_size:
         raise ValueError(
-            f"micro_batch={micro_batch} must split evenly between {config.world_size} processes "
+            f"micro_batch_size={micro_batch_size} must split evenly between "
+            f"{config.world_size} processes "
             "(split_batches=True splits each micro-batch)"
         )
     ranks = run_processes(
-        _worker, config, samples, micro_batch, world_size=config.world_size, timeout_s=timeout_s
+        _worker,
+        config,
+        samples,
+        micro_batch_size,
+        world_size=config.world_size,
+        timeout_s=timeout_s,
     )
     return AccelerateProcesses(
         world_size=config.world_size,
