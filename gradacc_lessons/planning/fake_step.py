@@ -33,6 +33,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from gradacc_lessons.checks import as_count
+from gradacc_lessons.planning import cpu_kernels
 
 PHASES = ("forward", "backward", "optimizer step")
 
@@ -66,9 +67,9 @@ class StepTrace:
 class _LiveBytes(TorchDispatchMode):
     """Counts the bytes of live storages by part: + when one appears, - when Python frees it."""
 
-    def __init__(self, round_to: int = 1):
+    def __init__(self, round_to: int = 1, cpu_kernels: bool = False):
         super().__init__()
-        self.round_to = round_to
+        self.round_to, self.cpu_kernels = round_to, cpu_kernels
         self.live: dict[int, list] = {}  # id(storage) -> [bytes, part, weak reference]
         self.part_bytes = dict.fromkeys(PARTS, 0)
         self.held = 0
@@ -113,10 +114,15 @@ class _LiveBytes(TorchDispatchMode):
             self.phase_peaks[self.phase] = (self.held, dict(self.part_bytes))
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
         for value in tree_flatten(out)[0]:
             if isinstance(value, torch.Tensor):
                 self.track(value)
+        if self.cpu_kernels and cpu_kernels.knows(func):  # held beside the outputs, then freed
+            workspace = cpu_kernels.workspace_bytes(func, args, kwargs)
+            self._change("temporaries", workspace)
+            self._change("temporaries", -workspace)
         return out
 
 
@@ -129,6 +135,7 @@ def fake_step(
     accumulation_steps: int = 1,
     autocast_dtype: torch.dtype | None = None,
     round_to: int = 1,
+    cpu_kernels: bool = False,
 ) -> StepTrace:
     """Trace one window of `accumulation_steps` micro-batches of `micro_batch` samples.
 
@@ -160,7 +167,7 @@ def fake_step(
         optimizer = make_optimizer(model)
         _create_state(model, optimizer)
         inputs, targets = make_batch(micro_batch * accumulation_steps)
-        counter = _LiveBytes(round_to)
+        counter = _LiveBytes(round_to, cpu_kernels)
         fixed = {id(t.untyped_storage()) for t in [*model.parameters(), *model.buffers()]}
         saved_bytes: dict[int, int] = {}
 
@@ -177,6 +184,8 @@ def fake_step(
             if p.requires_grad
         ]
         largest_saved = 0
+        # cut before counting: a data loader hands over micro-batches, never the whole batch
+        pairs = list(zip(inputs.split(micro_batch), targets.split(micro_batch)))
         with counter:
             for t in [*model.parameters(), *model.buffers()]:
                 counter.track(t, "parameters")
@@ -184,7 +193,6 @@ def fake_step(
                 counter.track(t, "optimizer state")
             counter.totals.clear()
             counter.phases.clear()
-            pairs = zip(inputs.split(micro_batch), targets.split(micro_batch))
             for i, (x, y) in enumerate(pairs, start=1):
                 counter.phase = f"forward {i}"
                 saved_bytes.clear()
@@ -192,7 +200,7 @@ def fake_step(
                     x, y = x.clone(), y.clone()  # handed over by a data loader
                     with _autocast(autocast_dtype):
                         loss = loss_fn(model(x), y)
-                    loss = loss * (len(x) / len(inputs))
+                    loss = loss * (len(x) / (micro_batch * accumulation_steps))
                 largest_saved = max(largest_saved, sum(saved_bytes.values()))
                 counter.phase = f"backward {i}"
                 loss.backward()

@@ -49,6 +49,7 @@ def trace(setup: TrainingSetup, micro_batch: int, steps: int, allocator: str) ->
             steps,
             autocast_dtype=setup.autocast_dtype,
             round_to=round_to,
+            cpu_kernels=allocator == "cpu",
         )
 
 
