@@ -23,6 +23,9 @@ from gradacc_lessons.planning.plan import Plan, measured_peak
 from gradacc_lessons.planning.predict import PeakModel, trace, traced_peak
 from gradacc_lessons.planning.setup import TrainingSetup
 
+# Nothing the planner calls may be deprecated: a deprecation or future warning fails a test.
+pytestmark = pytest.mark.filterwarnings("error::DeprecationWarning", "error::FutureWarning")
+
 TINY_LLAMA = LlamaConfig(
     vocab_size=1000,
     hidden_size=128,
