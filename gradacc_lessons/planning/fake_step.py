@@ -11,11 +11,14 @@ their results while they are alive: a storage is counted once when it first appe
 and uncounted when Python frees it (a weak reference's callback), as the allocator
 would hand its memory back. Views and in-place results share a storage and add nothing.
 The running total's maximum is the peak; a CUDA plan rounds each storage up to the
-caching allocator's 512-byte blocks (`round_to`), the CPU's allocator does not round.
+caching allocator's 512-byte blocks (`round_to`), the CPU's allocator does not round, but
+some CPU kernels hold buffers of their own while they run (`cpu_kernels`, counted as
+temporaries when `cpu_kernels=True`).
 
 The step is the one `gradacc_lessons.memory.measure_training_memory` measures: each
-micro-batch copied in, forward, loss weighted by its share, backward; then the
-optimizer step, whose state already exists (a first step with zero gradients made it).
+micro-batch copied in (the whole batch it is cut from is not counted, as a data loader
+never holds it), forward, loss weighted by its share, backward; then the optimizer step,
+whose state already exists (a first step with zero gradients made it).
 """
 
 from __future__ import annotations

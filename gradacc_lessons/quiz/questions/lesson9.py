@@ -30,8 +30,7 @@ LESSON9 = (
         id="l9_checkpointing",
         lesson=9,
         prompt=(
-            "The 8B plan switches activation checkpointing on. What does it buy, and at what "
-            "cost?"
+            "The 8B plan switches activation checkpointing on. What does it buy, and at what cost?"
         ),
         choices=(
             "A lower floor: fewer weights, gradients and optimizer state",
