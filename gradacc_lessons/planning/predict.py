@@ -35,12 +35,20 @@ class Peak:
     phase_peaks: dict = dataclasses.field(default_factory=dict, repr=False)  # see StepTrace
 
 
-def trace(setup: TrainingSetup, micro_batch: int, steps: int, allocator: str) -> StepTrace:
-    """One fake-tensor trace of a window of `steps` micro-batches of `micro_batch` samples."""
+def trace(
+    setup: TrainingSetup, micro_batch: int, steps: int, allocator: str, cache: dict | None = None
+) -> StepTrace:
+    """One fake-tensor trace of a window of `steps` micro-batches of `micro_batch` samples.
+
+    `cache`: a dict that keeps the traces already made (a plan asks for some twice).
+    """
     _check(setup, allocator)
+    key = (repr(setup), micro_batch, steps, allocator)
+    if cache is not None and key in cache:
+        return cache[key]
     round_to = CUDA_BLOCK if allocator == "cuda" else 1
     with setup.tracing():
-        return fake_step(
+        step = fake_step(
             setup.build_model,
             setup.optimizer_for,
             setup.batch,
@@ -51,13 +59,18 @@ def trace(setup: TrainingSetup, micro_batch: int, steps: int, allocator: str) ->
             round_to=round_to,
             cpu_kernels=allocator == "cpu",
         )
+    if cache is not None:
+        cache[key] = step
+    return step
 
 
 class PeakModel:
     """Predicts the peak of a window at any micro-batch from four small traces (see above)."""
 
-    def __init__(self, setup: TrainingSetup, steps: int, allocator: str = "cuda"):
-        self.setup, self.steps, self.allocator = setup, steps, allocator
+    def __init__(
+        self, setup: TrainingSetup, steps: int, allocator: str = "cuda", cache: dict | None = None
+    ):
+        self.setup, self.steps, self.allocator, self.cache = setup, steps, allocator, cache
         layers = setup.layer_count
         self.layers = layers
         self.extrapolate = layers is not None and layers > 2
@@ -65,7 +78,7 @@ class PeakModel:
         self.lines = {n: self._lines(setup.replace(layers=n)) for n in counts}
 
     def _lines(self, setup: TrainingSetup):
-        one, two = (trace(setup, b, self.steps, self.allocator) for b in (1, 2))
+        one, two = (self._trace(setup, b) for b in (1, 2))
         if len(one.totals) != len(two.totals):  # a different sequence of operations
             return None, setup
         slopes = [b - a for a, b in zip(one.totals, two.totals)]
@@ -92,17 +105,20 @@ class PeakModel:
         return peaks
 
     def _trace(self, setup, micro_batch):
-        return trace(setup, micro_batch, self.steps, self.allocator)
+        return trace(setup, micro_batch, self.steps, self.allocator, self.cache)
 
 
-def traced_peak(setup: TrainingSetup, micro_batch: int, steps: int, allocator: str) -> Peak:
+def traced_peak(
+    setup: TrainingSetup, micro_batch: int, steps: int, allocator: str, cache: dict | None = None
+) -> Peak:
     """The peak at `micro_batch` and its parts, from traces at this micro-batch."""
     _check(setup, allocator)
     layers = setup.layer_count
     if layers is None or layers <= 2:
-        return _as_peak(trace(setup, micro_batch, steps, allocator))
+        return _as_peak(trace(setup, micro_batch, steps, allocator, cache))
     one, two = (
-        _as_peak(trace(setup.replace(layers=n), micro_batch, steps, allocator)) for n in (1, 2)
+        _as_peak(trace(setup.replace(layers=n), micro_batch, steps, allocator, cache))
+        for n in (1, 2)
     )
     return _extrapolate(one, two, layers - 1)
 
