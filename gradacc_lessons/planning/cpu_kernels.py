@@ -35,14 +35,25 @@ _SLOW = {torch._C._ConvBackend.Slow2d: False, torch._C._ConvBackend.SlowTranspos
 
 
 def knows(func) -> bool:
-    """Whether a rule below may apply to `func` (whatever the sizes)."""
+    """Whether a rule below may apply to `func`, an ATen operation (whatever the sizes).
+
+    >>> knows(torch.ops.aten.add.Tensor), knows(torch.ops.aten.mm.default)
+    (True, False)
+    """
+    _check_operation(func)
     return func in (aten.convolution.default, aten.convolution_backward.default) or (
         func is aten.native_batch_norm_backward.default or torch.Tag.pointwise in func.tags
     )
 
 
 def workspace_bytes(func, args: tuple, kwargs: dict) -> int:
-    """Bytes the CPU kernel of `func` holds inside itself beside its outputs, at most."""
+    """Bytes the CPU kernel of `func` holds inside itself beside its outputs, at most.
+
+    >>> a, b = torch.zeros(1000), torch.zeros(1000, dtype=torch.bfloat16)
+    >>> workspace_bytes(torch.ops.aten.add.Tensor, (a, b), {})  # b copied to float32
+    4000
+    """
+    _check_operation(func)
     if func is aten.convolution.default:
         return _columns(*args[:9])
     if func is aten.convolution_backward.default:
@@ -54,6 +65,13 @@ def workspace_bytes(func, args: tuple, kwargs: dict) -> int:
     if torch.Tag.pointwise in func.tags:
         return _promoted_copies([*args, *kwargs.values()])
     return 0
+
+
+def _check_operation(func) -> None:
+    if not isinstance(func, torch._ops.OpOverload):
+        raise ValueError(
+            f"func must be an ATen operation such as torch.ops.aten.add.Tensor, got {func!r}"
+        )
 
 
 def _columns(inputs, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
