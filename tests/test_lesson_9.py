@@ -89,17 +89,17 @@ def test_the_segmentation_model_fits_2_and_needs_16_steps(value):
 def test_small_versions_trained_here_match_their_plans(value):
     lm_predicted, lm_measured, unet_predicted, unet_measured = value["small"]
     assert lm_predicted[0] == lm_measured[0]
-    # LoRA + checkpointing over bfloat16 weights: the trace was 1.8 % under the measured
-    # peak here (each alone, and all three without checkpointing, are within 0.1 %)
-    assert lm_predicted[1] == pytest.approx(lm_measured[1], rel=0.02)
+    # within 1 %: LoRA's float32 output added to bfloat16 activations costs a float32 copy,
+    # which the planner counts on the CPU (planning/cpu_kernels.py)
+    assert lm_predicted[1] == pytest.approx(lm_measured[1], rel=0.01)
     assert unet_predicted[0] == unet_measured[0]
-    # oneDNN's convolution buffers, which no shape rule shows: 6.2 % here (test_planning)
-    assert unet_predicted[1] == pytest.approx(unet_measured[1], rel=0.08)
+    # within 1 %: the columns of the slow convolution path (a micro-batch of 1) are counted;
+    # what is left is oneDNN's reorders (tests/test_planning.py: -0.6 % at most)
+    assert unet_predicted[1] == pytest.approx(unet_measured[1], rel=0.01)
 
 
 @pytest.mark.slow
 def test_the_planner_is_closest_and_accelerate_leaves_out_activations(value):
     for name, estimate in value["estimates"].items():
-        tolerance = 0.02 if "LoRA" in name else 0.01  # see the test above
-        assert estimate["planner"] == pytest.approx(estimate["measured"], rel=tolerance), name
+        assert estimate["planner"] == pytest.approx(estimate["measured"], rel=0.01), name
         assert estimate["Accelerate"] < estimate["measured"] or "LoRA" in name, name

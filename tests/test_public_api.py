@@ -50,7 +50,7 @@ from gradacc_lessons.demos import (
     training,
 )
 from gradacc_lessons.figures import explorers, plots
-from gradacc_lessons.planning import fake_step, formulas, plot, predict, presets
+from gradacc_lessons.planning import cpu_kernels, fake_step, formulas, plot, predict, presets
 from gradacc_lessons.planning.segmentation import UNet
 from gradacc_lessons.planning.setup import TrainingSetup
 from gradacc_lessons.quiz import attempts, glossary, language, questions, selfcheck
@@ -173,6 +173,10 @@ BAD = {
         ("GPU", lambda: presets.budget_bytes("rtx-9090")),
     ],
     "planning.plot.plot_plan": [("plan", lambda: plot.plot_plan({"micro_batch_size": 2}))],
+    "planning.cpu_kernels.knows": [("func", lambda: cpu_kernels.knows("add"))],
+    "planning.cpu_kernels.workspace_bytes": [
+        ("func", lambda: cpu_kernels.workspace_bytes(torch.add, (X, X), {}))
+    ],
     "planning.formulas.accelerate_peak_bytes": [
         ("parameters", lambda: formulas.accelerate_peak_bytes(0)),
         ("precision", lambda: formulas.accelerate_peak_bytes(10, "fp8")),
@@ -867,6 +871,10 @@ CALLS = {
     "planning.plot.plot_plan": lambda: plot.plot_plan(plan.Plan(
         "m", 8, 2**30, 2, 4, 2**29, "backward", {}, 2**28, 2**31,
         ((1, 2**28), (2, 2**29), (8, 2**31)), (), "a test")),
+    "planning.cpu_kernels.knows": lambda: cpu_kernels.knows(torch.ops.aten.add.Tensor),
+    "planning.cpu_kernels.workspace_bytes": lambda: cpu_kernels.workspace_bytes(
+        torch.ops.aten.add.Tensor, (X, X.bfloat16()), {}
+    ),
     "planning.formulas.accelerate_peak_bytes": lambda: formulas.accelerate_peak_bytes(10),
     "planning.formulas.transformer_math_bytes": lambda: formulas.transformer_math_bytes(
         10, 2, 8, 2, 4, 1),

@@ -11,11 +11,14 @@ their results while they are alive: a storage is counted once when it first appe
 and uncounted when Python frees it (a weak reference's callback), as the allocator
 would hand its memory back. Views and in-place results share a storage and add nothing.
 The running total's maximum is the peak; a CUDA plan rounds each storage up to the
-caching allocator's 512-byte blocks (`round_to`), the CPU's allocator does not round.
+caching allocator's 512-byte blocks (`round_to`), the CPU's allocator does not round, but
+some CPU kernels hold buffers of their own while they run (`cpu_kernels`, counted as
+temporaries when `cpu_kernels=True`).
 
 The step is the one `gradacc_lessons.memory.measure_training_memory` measures: each
-micro-batch copied in, forward, loss weighted by its share, backward; then the
-optimizer step, whose state already exists (a first step with zero gradients made it).
+micro-batch copied in (the whole batch it is cut from is not counted, as a data loader
+never holds it), forward, loss weighted by its share, backward; then the optimizer step,
+whose state already exists (a first step with zero gradients made it).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from gradacc_lessons.checks import as_count
+from gradacc_lessons.planning import cpu_kernels
 
 PHASES = ("forward", "backward", "optimizer step")
 
@@ -66,9 +70,9 @@ class StepTrace:
 class _LiveBytes(TorchDispatchMode):
     """Counts the bytes of live storages by part: + when one appears, - when Python frees it."""
 
-    def __init__(self, round_to: int = 1):
+    def __init__(self, round_to: int = 1, cpu_kernels: bool = False):
         super().__init__()
-        self.round_to = round_to
+        self.round_to, self.cpu_kernels = round_to, cpu_kernels
         self.live: dict[int, list] = {}  # id(storage) -> [bytes, part, weak reference]
         self.part_bytes = dict.fromkeys(PARTS, 0)
         self.held = 0
@@ -113,10 +117,15 @@ class _LiveBytes(TorchDispatchMode):
             self.phase_peaks[self.phase] = (self.held, dict(self.part_bytes))
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
         for value in tree_flatten(out)[0]:
             if isinstance(value, torch.Tensor):
                 self.track(value)
+        if self.cpu_kernels and cpu_kernels.knows(func):  # held beside the outputs, then freed
+            workspace = cpu_kernels.workspace_bytes(func, args, kwargs)
+            self._change("temporaries", workspace)
+            self._change("temporaries", -workspace)
         return out
 
 
@@ -129,6 +138,7 @@ def fake_step(
     accumulation_steps: int = 1,
     autocast_dtype: torch.dtype | None = None,
     round_to: int = 1,
+    cpu_kernels: bool = False,
 ) -> StepTrace:
     """Trace one window of `accumulation_steps` micro-batches of `micro_batch_size` samples.
 
@@ -160,7 +170,7 @@ def fake_step(
         optimizer = make_optimizer(model)
         _create_state(model, optimizer)
         inputs, targets = make_batch(micro_batch_size * accumulation_steps)
-        counter = _LiveBytes(round_to)
+        counter = _LiveBytes(round_to, cpu_kernels)
         fixed = {id(t.untyped_storage()) for t in [*model.parameters(), *model.buffers()]}
         saved_bytes: dict[int, int] = {}
 
@@ -177,6 +187,8 @@ def fake_step(
             if p.requires_grad
         ]
         largest_saved = 0
+        # cut before counting: a data loader hands over micro-batches, never the whole batch
+        pairs = list(zip(inputs.split(micro_batch_size), targets.split(micro_batch_size)))
         with counter:
             for t in [*model.parameters(), *model.buffers()]:
                 counter.track(t, "parameters")
@@ -184,7 +196,6 @@ def fake_step(
                 counter.track(t, "optimizer state")
             counter.totals.clear()
             counter.phases.clear()
-            pairs = zip(inputs.split(micro_batch_size), targets.split(micro_batch_size))
             for i, (x, y) in enumerate(pairs, start=1):
                 counter.phase = f"forward {i}"
                 saved_bytes.clear()
@@ -192,7 +203,7 @@ def fake_step(
                     x, y = x.clone(), y.clone()  # handed over by a data loader
                     with _autocast(autocast_dtype):
                         loss = loss_fn(model(x), y)
-                    loss = loss * (len(x) / len(inputs))
+                    loss = loss * (len(x) / (micro_batch_size * accumulation_steps))
                 largest_saved = max(largest_saved, sum(saved_bytes.values()))
                 counter.phase = f"backward {i}"
                 loss.backward()

@@ -174,6 +174,7 @@ class _Search:
         self.allocator, self.measure = allocator, measure
         self.windows = None  # the model of windows of two micro-batches, made when needed
         self.known: dict = {}  # (size, steps) -> Peak, traced or measured once
+        self.traces: dict = {}  # the fake traces made, shared by both kinds of prediction
 
     def run(self) -> Plan:
         smallest = self.peak(1)
@@ -201,7 +202,7 @@ class _Search:
             one, two = (self.peak(s).peak_bytes for s in (1, 2))
             return one + (two - one) * (size - 1)
         if self.windows is None:
-            self.windows = PeakModel(self.setup, 2, self.allocator)
+            self.windows = PeakModel(self.setup, 2, self.allocator, self.traces)
         return self.windows.peak_bytes(size)
 
     def peak(self, size: int) -> Peak:
@@ -210,7 +211,9 @@ class _Search:
             if self.measure:
                 self.known[size, steps] = measured_peak(self.setup, size, steps)
             else:
-                self.known[size, steps] = traced_peak(self.setup, size, steps, self.allocator)
+                self.known[size, steps] = traced_peak(
+                    self.setup, size, steps, self.allocator, self.traces
+                )
         return self.known[size, steps]
 
     def _plan(self, size, chosen: Peak, whole: Peak | None) -> Plan:

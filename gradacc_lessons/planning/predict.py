@@ -36,13 +36,23 @@ class Peak:
 
 
 def trace(
-    setup: TrainingSetup, micro_batch_size: int, accumulation_steps: int, allocator: str
+    setup: TrainingSetup,
+    micro_batch_size: int,
+    accumulation_steps: int,
+    allocator: str,
+    cache: dict | None = None,
 ) -> StepTrace:
-    """One fake-tensor trace of a window of `accumulation_steps` micro-batches."""
+    """One fake-tensor trace of a window of `accumulation_steps` micro-batches.
+
+    `cache`: a dict that keeps the traces already made (a plan asks for some twice).
+    """
     _check(setup, allocator)
+    key = (repr(setup), micro_batch_size, accumulation_steps, allocator)
+    if cache is not None and key in cache:
+        return cache[key]
     round_to = CUDA_BLOCK if allocator == "cuda" else 1
     with setup.tracing():
-        return fake_step(
+        step = fake_step(
             setup.build_model,
             setup.optimizer_for,
             setup.batch,
@@ -51,15 +61,25 @@ def trace(
             accumulation_steps,
             autocast_dtype=setup.autocast_dtype,
             round_to=round_to,
+            cpu_kernels=allocator == "cpu",
         )
+    if cache is not None:
+        cache[key] = step
+    return step
 
 
 class PeakModel:
     """Predicts the peak of a window at any micro-batch from four small traces (see above)."""
 
-    def __init__(self, setup: TrainingSetup, accumulation_steps: int, allocator: str = "cuda"):
+    def __init__(
+        self,
+        setup: TrainingSetup,
+        accumulation_steps: int,
+        allocator: str = "cuda",
+        cache: dict | None = None,
+    ):
         self.setup, self.accumulation_steps = setup, accumulation_steps
-        self.allocator = allocator
+        self.allocator, self.cache = allocator, cache
         layers = setup.layer_count
         self.layers = layers
         self.extrapolate = layers is not None and layers > 2
@@ -67,7 +87,7 @@ class PeakModel:
         self.lines = {n: self._lines(setup.replace(layers=n)) for n in counts}
 
     def _lines(self, setup: TrainingSetup):
-        one, two = (trace(setup, b, self.accumulation_steps, self.allocator) for b in (1, 2))
+        one, two = (self._trace(setup, b) for b in (1, 2))
         if len(one.totals) != len(two.totals):  # a different sequence of operations
             return None, setup
         slopes = [b - a for a, b in zip(one.totals, two.totals)]
@@ -94,19 +114,25 @@ class PeakModel:
         return peaks
 
     def _trace(self, setup, micro_batch_size):
-        return trace(setup, micro_batch_size, self.accumulation_steps, self.allocator)
+        return trace(setup, micro_batch_size, self.accumulation_steps, self.allocator, self.cache)
 
 
 def traced_peak(
-    setup: TrainingSetup, micro_batch_size: int, accumulation_steps: int, allocator: str
+    setup: TrainingSetup,
+    micro_batch_size: int,
+    accumulation_steps: int,
+    allocator: str,
+    cache: dict | None = None,
 ) -> Peak:
     """The peak at `micro_batch_size` and its parts, from traces at this micro-batch."""
     _check(setup, allocator)
     layers = setup.layer_count
     if layers is None or layers <= 2:
-        return _as_peak(trace(setup, micro_batch_size, accumulation_steps, allocator))
+        return _as_peak(trace(setup, micro_batch_size, accumulation_steps, allocator, cache))
     one, two = (
-        _as_peak(trace(setup.replace(layers=n), micro_batch_size, accumulation_steps, allocator))
+        _as_peak(
+            trace(setup.replace(layers=n), micro_batch_size, accumulation_steps, allocator, cache)
+        )
         for n in (1, 2)
     )
     return _extrapolate(one, two, layers - 1)

@@ -23,6 +23,7 @@ import dataclasses
 import json
 import os
 import unittest.mock
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -239,5 +240,27 @@ def _with_lora(model: nn.Module, rank: int, targets) -> nn.Module:
     from peft import LoraConfig, get_peft_model
 
     targets = targets if isinstance(targets, str) else list(targets)
-    config = LoraConfig(r=rank, lora_alpha=2 * rank, target_modules=targets, lora_dropout=0.0)
-    return get_peft_model(model, config)
+    config = LoraConfig(
+        r=rank,
+        lora_alpha=2 * rank,
+        target_modules=targets,
+        lora_dropout=0.0,
+        fan_in_fan_out=_has_conv1d(model),  # GPT-2 stores its linear weights transposed
+    )
+    with warnings.catch_warnings():
+        # peft 0.21.2 reads `model.is_gradient_checkpointing` (PeftModel.__init__,
+        # peft/peft_model.py), a name transformers 5.24 deprecates with a FutureWarning in
+        # favour of `is_activation_checkpointing`: peft's call, not ours, so only it is hushed.
+        warnings.filterwarnings(
+            "ignore", "`is_gradient_checkpointing` is deprecated", category=FutureWarning
+        )
+        return get_peft_model(model, config)
+
+
+def _has_conv1d(model: nn.Module) -> bool:
+    """Whether the model has Transformers' Conv1D layers (GPT-2's transposed linears)."""
+    try:
+        from transformers.pytorch_utils import Conv1D
+    except ImportError:
+        return False
+    return any(isinstance(module, Conv1D) for module in model.modules())

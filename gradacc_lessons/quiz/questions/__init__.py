@@ -13,8 +13,9 @@ Both carry a `hint`, shown after a first wrong answer, before the answer itself,
 of the five FAQ questions is in `yoruba.py`. The choices are stored in any order: the quiz
 draws a fresh order each time (`selfcheck.draw`).
 
-One module per lesson holds its questions (`lesson1` ... `lesson7`, and `faq`), as the
-instructor's graded bank is cut; the two kinds are in `kinds`. They are assembled here.
+One module per lesson holds its questions (`lesson1` ... `lesson7`, `lesson9`, and `faq`;
+lesson 8 is the self-study quiz), as the instructor's graded bank is cut; the two kinds are
+in `kinds`. They are assembled here.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from gradacc_lessons.quiz.questions.lesson4 import LESSON4
 from gradacc_lessons.quiz.questions.lesson5 import LESSON5
 from gradacc_lessons.quiz.questions.lesson6 import LESSON6
 from gradacc_lessons.quiz.questions.lesson7 import LESSON7
+from gradacc_lessons.quiz.questions.lesson9 import LESSON9
 
 __all__ = [
     "LETTERS",
@@ -45,7 +47,7 @@ __all__ = [
 ]
 
 QUESTIONS: tuple[AnyQuestion, ...] = (
-    *FAQ, *LESSON1, *LESSON2, *LESSON3, *LESSON4, *LESSON5, *LESSON6, *LESSON7,
+    *FAQ, *LESSON1, *LESSON2, *LESSON3, *LESSON4, *LESSON5, *LESSON6, *LESSON7, *LESSON9,
 )  # fmt: skip
 
 
