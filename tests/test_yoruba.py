@@ -26,10 +26,12 @@ GUIDE_FAQ = (ROOT / "quizzes" / "tests" / "data" / "guide_faq.txt").read_text(en
 GUIDE_LINES = set(GUIDE_FAQ.splitlines())
 DOC = ROOT / "docs" / "yoruba.md"
 # The instructor's files with Yorùbá text: the final's FAQ bank, the notebook's headers,
-# the certificate's wording.
+# the feedback's catalogue, the exercises' hints, the certificate's wording.
 GRADER = [
     ROOT / "quizzes" / "gradacc_grader" / "bank" / "faq.py",
     ROOT / "quizzes" / "gradacc_grader" / "notebook.py",
+    ROOT / "quizzes" / "gradacc_grader" / "feedback_text.py",
+    *sorted((ROOT / "quizzes" / "gradacc_grader" / "exercises").glob("[!_]*.py")),
     ROOT / "quizzes" / "gradacc_grader" / "certificates" / "wording.py",
 ]
 # glossary.py is left out of the file scan: its `WRONG` entries name the wrong words on purpose;
@@ -150,7 +152,7 @@ def test_the_scan_finds_the_strings_it_checks():
     files = {name for name, _ in student_strings()}
     assert {"yoruba.py", "language.py", "glossary.py"} <= files
     grader = {name for name, _ in grader_strings()}
-    assert grader == {"faq.py", "notebook.py", "wording.py"}
+    assert grader == {p.name for p in GRADER} and len(GRADER) == 9
     assert len(doc_passages()) == 2
 
 
