@@ -85,7 +85,7 @@ _KEPT = """gradient gradients batch batches micro-batch micro-batches effective 
     accuracy learning rate function statistics buffers float bottle bottleneck compare simulate
     delay holding jupyterlab colab enter gpu vram step library loop token tokens all-reduce
     network train eval running feature channel epoch process stderr python nbgrader byte
-    statistics"""
+    statistics torch module"""
 KEPT = frozenset(_KEPT.split())
 
 WRONG: tuple[Wrong, ...] = (

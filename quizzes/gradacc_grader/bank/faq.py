@@ -39,8 +39,13 @@ GUIDE = {
 }
 
 
+# The headings that are the guide's own words in Yorùbá, shown as quotations (docs/yoruba.md).
+QUOTED = {("yo", 1), ("yo", 2), ("yo", 4)}
+
+
 def _faq(k: int, lang: str, question: str) -> str:
-    return f"**FAQ {k}: {GUIDE[k][lang]}**\n\n{question}"
+    heading = f"«{GUIDE[k][lang]}»" if (lang, k) in QUOTED else GUIDE[k][lang]
+    return f"**FAQ {k}: {heading}**\n\n{question}"
 
 
 def _numbers(values) -> str:
