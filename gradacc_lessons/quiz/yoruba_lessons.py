@@ -508,7 +508,8 @@ Gbogbo àṣìṣe tí ẹ̀kọ́ yìí wọ̀n jẹ́ ipa tí a fi sí ibi tí
   lẹ́yìn ìmúdójúìwọ̀n gidi nìkan.
 - Checkpointing àti ìkójọpọ̀ jẹ́ ọ̀nà méjì tí ó ń ran ara wọn lọ́wọ́ láti dín memory kù;
   sharding (FSDP/ZeRO) ń dín ìpìlẹ̀ kù. Nínú DeepSpeed, stage ló ń pinnu: ZeRO-0/1 ń ṣe
-  reduce lẹ́ẹ̀kan ní fèrèsé kọ̀ọ̀kan, ZeRO-2/3 lẹ́yìn micro-batch kọ̀ọ̀kan.
+  reduce lẹ́ẹ̀kan ní fèrèsé kọ̀ọ̀kan, ZeRO-2/3 lẹ́yìn micro-batch kọ̀ọ̀kan
+  ([orísun](../docs/sources.md#lesson-6)).
 - Pipeline parallelism náà ń pín batch sí micro-batch: bí wọ́n bá ṣe pọ̀ tó, bẹ́ẹ̀ ni bubble
   ṣe ń kéré tó."""
     + _CLOSE,
