@@ -67,6 +67,8 @@ def prepare_for_site(notebook, name: str):
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type == "markdown":  # docs/'s pages are staged at the site's root
             cell.source = cell.source.replace("](../docs/", "](../")
+            # the guide's cell (tools/guide.py) links the lessons' notebooks: here, their pages
+            cell.source = re.sub(r'href="(0\d_[\w-]+)\.ipynb"', r'href="\1.html"', cell.source)
         if cell.metadata.get("jupyter", {}).get("source_hidden"):
             tags = cell.metadata.setdefault("tags", [])
             if "hide-input" not in tags:  # MyST-NB's name for a folded cell source
