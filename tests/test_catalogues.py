@@ -55,7 +55,8 @@ def test_the_edition_translates_the_front_page_summaries_and_quizzes(pot, tmp_pa
     assert "Ẹ̀kọ́ ìṣe lórí <strong>ìkójọpọ̀ gradient</strong>" in front
     assert 'lang="yo"' in front and "Wá nǹkan" in front  # the page's language, the interface
     lesson = (tmp_path / "yo" / "notebooks" / "01_accumulation_is_a_full_batch.html").read_text()
-    assert "Àkótán" in lesson and "Adds into" not in lesson
+    assert "Àkótán" in lesson and "accumulation is that sum, weighted so it becomes" not in lesson
+    assert "ìkójọpọ̀ gradient ni àpapọ̀ yẹn, tí a pín kí ó lè di àròpín" in lesson
     quiz = (tmp_path / "yo" / "notebooks" / "08_self_study_quiz.html").read_text()
     assert "Ìdánwò fún ara rẹ: ìkójọpọ̀ gradient" in quiz
     for page in ("index", "notebooks/01_accumulation_is_a_full_batch"):
