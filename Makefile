@@ -14,7 +14,7 @@ PYTEST_ARGS ?= -n 2 --dist loadfile
 # Jupyter refuses to run as root unless told to (containers, CI machines).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: install lab test check bench system-tools site quizzes grade lint clean git-filter
+.PHONY: install lab test check bench system-tools site catalogues quizzes grade lint clean git-filter
 
 # Two environments in one .venv, each installed once (a stamp per torch version):
 # - the student's (`make lab`): torch, the lessons' package, JupyterLab and the frameworks
@@ -73,9 +73,14 @@ system-tools:
 browser: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -m browser
 
-## site: execute every lesson headless and build the course site into site/ (open site/index.html)
+## site: execute every lesson headless and build the course site into site/ (open site/index.html),
+##   and its Yorùbá edition, from the catalogues of locales/yo, into site/yo/
 site: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tools.site
+
+## catalogues: bring locales/yo's gettext catalogues up to date with the English (sphinx-intl)
+catalogues: $(STAMP)
+	$(BIN)/python -m tools.catalogues
 
 ## quizzes: build every graded assignment from the bank and the instructor's secret into
 ## quizzes/course/ (QUIZ_LANG=yo: the final in Yoruba); see quizzes/README.md

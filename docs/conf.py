@@ -34,6 +34,20 @@ nb_ipywidgets_js = {}  # no widget scripts from a CDN
 # the kernel flushes between them, which a busy machine makes likely: one output per stream.
 nb_merge_streams = True
 
+# The Yorùbá edition (`-D language=yo`, tools/site.py builds it into site/yo/): gettext
+# catalogues in locales/yo/LC_MESSAGES/, one per page (`gettext_compact = False`), filled with
+# sphinx-intl; a page without a catalogue of its own shows its English with a note.
+locale_dirs = [str(ROOT / "locales")]
+gettext_compact = False
+gettext_uuid = False
+gettext_location = False  # msgids only: a catalogue changes when its page's text changes
+FALLBACK_NOTE = {
+    "yo": (
+        '<div class="admonition note" lang="yo"><p>Ojú-ewé yìí kò tíì ní Yorùbá: ó wà ní '
+        "Gẹ̀ẹ́sì níbí. Ìtọ́sọ́nà, àkótán ẹ̀kọ́ kọ̀ọ̀kan àti àwọn ìdánwò wà ní Yorùbá.</p></div>"
+    ),
+}
+
 html_theme = "sphinx_book_theme"
 html_title = "gradacc: gradient accumulation, measured"
 html_context = {"default_mode": "light"}  # an empty stored mode logs a console error otherwise
@@ -70,5 +84,15 @@ def _copy_verify_page(app, error):
         write_offline_copy(Path(app.outdir) / "verify")
 
 
+def _note_untranslated(app, pagename, templatename, context, doctree):
+    """In an edition in another language, a page without a catalogue says it is in English."""
+    language = app.config.language
+    if language in FALLBACK_NOTE and doctree is not None and "body" in context:
+        catalogue = ROOT / "locales" / language / "LC_MESSAGES" / f"{pagename}.po"
+        if not catalogue.is_file():
+            context["body"] = FALLBACK_NOTE[language] + context["body"]
+
+
 def setup(app):
     app.connect("build-finished", _copy_verify_page)
+    app.connect("html-page-context", _note_untranslated)

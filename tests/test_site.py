@@ -157,13 +157,21 @@ def visit(browser, base_url):
         page.close()
 
 
-def test_the_site_has_every_page_and_only_those(site):
-    built = {
-        path.relative_to(site).as_posix()
-        for path in site.rglob("*.html")
-        if not path.relative_to(site).parts[0].startswith("_")
+def _pages(folder: Path) -> set[str]:
+    return {
+        path.relative_to(folder).as_posix()
+        for path in folder.rglob("*.html")
+        if not path.relative_to(folder).parts[0].startswith("_")
+        and path.relative_to(folder).parts[0] != "yo"
     }
+
+
+def test_the_site_has_every_page_and_only_those(site):
+    built = _pages(site)
     assert built == set(PAGES), f"missing: {set(PAGES) - built}; untested: {built - set(PAGES)}"
+    # the Yorùbá edition (locales/yo, tests/test_catalogues.py) has the same pages
+    assert _pages(site / "yo") == built
+    assert '<html lang="yo"' in (site / "yo" / "index.html").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("page_path", PAGES)

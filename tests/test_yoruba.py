@@ -14,22 +14,25 @@ import re
 import unicodedata
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from gradacc_lessons.quiz import glossary, yoruba
+from gradacc_lessons.quiz import glossary, yoruba, yoruba_lessons
 from gradacc_lessons.quiz.glossary import problems
-from gradacc_lessons.quiz.language import translated
-from gradacc_lessons.quiz.questions import faq_questions
+from gradacc_lessons.quiz.language import languages_of, translated
+from gradacc_lessons.quiz.questions import faq_questions, lesson_questions
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE_FAQ = (ROOT / "quizzes" / "tests" / "data" / "guide_faq.txt").read_text(encoding="utf-8")
 GUIDE_LINES = set(GUIDE_FAQ.splitlines())
 DOC = ROOT / "docs" / "yoruba.md"
 # The instructor's files with Yorùbá text: the final's FAQ bank, the notebook's headers,
-# the certificate's wording.
+# the feedback's catalogue, the exercises' hints, the certificate's wording.
 GRADER = [
     ROOT / "quizzes" / "gradacc_grader" / "bank" / "faq.py",
     ROOT / "quizzes" / "gradacc_grader" / "notebook.py",
+    ROOT / "quizzes" / "gradacc_grader" / "feedback_text.py",
+    *sorted((ROOT / "quizzes" / "gradacc_grader" / "exercises").glob("[!_]*.py")),
     ROOT / "quizzes" / "gradacc_grader" / "certificates" / "wording.py",
 ]
 # glossary.py is left out of the file scan: its `WRONG` entries name the wrong words on purpose;
@@ -150,7 +153,7 @@ def test_the_scan_finds_the_strings_it_checks():
     files = {name for name, _ in student_strings()}
     assert {"yoruba.py", "language.py", "glossary.py"} <= files
     grader = {name for name, _ in grader_strings()}
-    assert grader == {"faq.py", "notebook.py", "wording.py"}
+    assert grader == {p.name for p in GRADER} and len(GRADER) == 9
     assert len(doc_passages()) == 2
 
 
@@ -204,3 +207,46 @@ def test_one_yoruba_word_per_idea():
         assert unicodedata.is_normalized("NFC", term.yoruba + term.gloss), term
     wrong = {glossary.bare(w.wrong) for w in glossary.WRONG if not w.exact}
     assert not wrong & {glossary.bare(w) for w in words}
+
+
+# --- every lesson's self-check and summary in Yorùbá ---
+
+
+@pytest.mark.parametrize("item", lesson_questions(), ids=lambda q: q.id)
+def test_every_lesson_question_exists_in_yoruba(item):
+    english, yo = translated(item, "en"), translated(item, "yo")
+    for field in ("prompt", "hint", "explanation"):
+        assert getattr(yo, field) and getattr(yo, field) != getattr(english, field), field
+    if hasattr(english, "choices"):
+        assert len(yo.choices) == len(english.choices) and yo.answer == english.answer
+        assert all(y and y != e for y, e in zip(yo.choices, english.choices))
+    assert languages_of([item]) == ["en", "yo"]
+
+
+def _lesson_cells(number: int) -> list:
+    (path,) = (ROOT / "notebooks").glob(f"0{number}_*.ipynb")
+    return nbformat.read(path, as_version=4).cells
+
+
+@pytest.mark.parametrize("number", sorted(yoruba_lessons.SUMMARIES))
+def test_every_lesson_holds_its_yoruba_summary_right_after_the_english_one(number):
+    cells = _lesson_cells(number)
+    summary = yoruba_lessons.SUMMARIES[number]
+    at = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source == summary]
+    assert len(at) == 1, f"lesson {number} must hold its Yorùbá summary once, as one cell"
+    # the English summary ends in the cell before (lesson 2's: heading, table, then its points)
+    before = cells[max(0, at[0] - 3) : at[0]]
+    english = [c for c in before if re.search(r"^## (Summary|Where next)$", c.source, re.M)]
+    # lessons 4 and 5 have no English summary: theirs closes the lesson, before its self-check
+    assert english or number in (4, 5), before[-1].source[:80]
+    assert cells[at[0] - 1].cell_type == "markdown" or number == 4
+    later = [c for c in cells[at[0] + 1 :] if c.cell_type == "code"]
+    assert len(later) <= 1 and all("self_check(" in c.source for c in later)
+
+
+def test_the_summaries_follow_the_convention():
+    found = []
+    for number, summary in yoruba_lessons.SUMMARIES.items():
+        body = re.search(r'<div lang="yo">(.*)</div>', summary, re.S).group(1)
+        found += [f"lesson {number}: {p}" for p in problems(body)]
+    assert not found, "\n".join(found)

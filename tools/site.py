@@ -9,6 +9,8 @@
 2. Stage the executed lessons beside docs/'s pages and the instructors' guides (quizzes/*.md),
    at the paths they have in the repository, so that a lesson's launch buttons open its file.
 3. Render them with Sphinx and MyST-NB (docs/conf.py); any Sphinx warning fails the build.
+   Twice: the English site into site/, and its Yorùbá edition, translated by the gettext
+   catalogues of locales/yo (tools/catalogues.py), into site/yo/.
 """
 
 from __future__ import annotations
@@ -65,6 +67,8 @@ def prepare_for_site(notebook, name: str):
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type == "markdown":  # docs/'s pages are staged at the site's root
             cell.source = cell.source.replace("](../docs/", "](../")
+            # the guide's cell (tools/guide.py) links the lessons' notebooks: here, their pages
+            cell.source = re.sub(r'href="(0\d_[\w-]+)\.ipynb"', r'href="\1.html"', cell.source)
         if cell.metadata.get("jupyter", {}).get("source_hidden"):
             tags = cell.metadata.setdefault("tags", [])
             if "hide-input" not in tags:  # MyST-NB's name for a folded cell source
@@ -135,14 +139,18 @@ def execute_lessons(source: Path, executed: Path | None = None) -> None:
         nbformat.write(prepare_for_site(notebook, path.name), source / "notebooks" / path.name)
 
 
-def render(source: Path, work: Path, out: Path) -> int:
-    """Render the staged `source` to HTML in `out` with Sphinx; Sphinx's exit code."""
+def render(source: Path, work: Path, out: Path, language: str = "en") -> int:
+    """Render the staged `source` to HTML in `out` with Sphinx; Sphinx's exit code.
+
+    `language` "yo": the Yorùbá edition, from the catalogues in locales/yo (tools/catalogues.py).
+    """
     from sphinx.cmd.build import build_main
 
-    html = work / "html"  # MyST-NB writes images beside its output folder: keep them in `work`
+    html = work / f"html-{language}"  # MyST-NB writes images beside its output: keep in `work`
+    edition = [] if language == "en" else ["-D", f"language={language}"]
     status = build_main(
-        ["-b", "html", "-W", "--keep-going", "-q", "-c", str(DOCS)]
-        + ["-d", str(work / "doctrees"), str(source), str(html)]
+        ["-b", "html", "-W", "--keep-going", "-q", "-c", str(DOCS), *edition]
+        + ["-d", str(work / f"doctrees-{language}"), str(source), str(html)]
     )
     if status == 0:
         shutil.rmtree(out, ignore_errors=True)
@@ -163,8 +171,10 @@ def main(argv: list[str] | None = None) -> int:
     stage(source)
     execute_lessons(source, args.executed)
     status = render(source, args.work, args.out)
+    if status == 0:  # the Yorùbá edition, under site/yo/
+        status = render(source, args.work, args.out / "yo", "yo")
     if status == 0:
-        print(f"open {args.out / 'index.html'} in a browser")
+        print(f"open {args.out / 'index.html'} (Yorùbá: {args.out / 'yo' / 'index.html'})")
     return status
 
 

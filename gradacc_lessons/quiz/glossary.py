@@ -83,7 +83,9 @@ _KEPT = """gradient gradients batch batches micro-batch micro-batches effective 
     weights loss memory optimizer normalization layer layers batchnorm layernorm groupnorm
     rounding mean variance momentum backward forward pass activations peak training model data
     accuracy learning rate function statistics buffers float bottle bottleneck compare simulate
-    delay holding jupyterlab colab enter gpu vram step library"""
+    delay holding jupyterlab colab enter gpu vram step library loop token tokens all-reduce
+    network train eval running feature channel epoch process stderr python nbgrader byte
+    statistics torch module"""
 KEPT = frozenset(_KEPT.split())
 
 WRONG: tuple[Wrong, ...] = (
@@ -100,6 +102,9 @@ WRONG: tuple[Wrong, ...] = (
     Wrong("idaduro", "gbé sínú memory", "`ìdádúró` means delay, not holding"),
     Wrong("ipele", "batch", "`ìpele` means level; the course keeps batch"),
     Wrong("iwuwasi", "normalization", "`ìwùwàsí` means behaviour; the course keeps normalization"),
+    Wrong("ìpàdánù", "loss", "one word per idea: the course keeps loss (`ìpàdánù` is any loss)"),
+    Wrong("àwòṣe", "model", "one word per idea: the course keeps model (`àwòṣe` is a pattern)"),
+    Wrong("iranti", "memory", "one word per idea: the course keeps memory (`ìrántí` is recall)"),
     Wrong("ìtọ́ni", "ìtọ́ka", "one word for hint: `ìtọ́ni` is instruction"),
     Wrong(
         "àmì", "máàkì", "one word for score: `àmì` is a mark", unless=("àmì ohùn", "àmì ìtọ́kasí")

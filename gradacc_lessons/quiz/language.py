@@ -1,15 +1,16 @@
-"""The self-check's languages: English, and Yoruba for the FAQ quiz.
+"""The self-check's languages: English, and Yorùbá for every question of the bank.
 
 `words_for(lang)` gives what the quiz itself says (Check, Right!, the score...);
-`translated(question, lang)` gives a question in that language. The rest of the course is
-in English; the Yoruba texts live in `yoruba.py`.
+`translated(question, lang)` gives a question in that language; `languages_of(questions)`
+the languages in which every one of them is written. The Yorùbá texts live in `yoruba.py`
+(the FAQ) and `yoruba_lessons.py` (the lessons' questions).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from gradacc_lessons.quiz import yoruba
+from gradacc_lessons.quiz import yoruba, yoruba_lessons
 from gradacc_lessons.quiz.questions import AnyQuestion, Prediction, Question
 
 LANGUAGES = {"en": "English", "yo": "Yorùbá"}
@@ -81,7 +82,7 @@ ENGLISH = Words(
 )
 
 _WORDS = {"en": ENGLISH, "yo": Words(**yoruba.WORDS)}
-_TEXTS = {"yo": yoruba.FAQ}
+_TEXTS = {"yo": {**yoruba.FAQ, **yoruba_lessons.QUESTIONS}}
 
 
 def words_for(lang: str) -> Words:
@@ -108,15 +109,25 @@ def translated(question: AnyQuestion, lang: str) -> AnyQuestion:
         return question
     wording = _TEXTS[lang].get(question.id)
     if wording is None:
-        known = ", ".join(_TEXTS[lang])
         raise ValueError(
             f"question {question.id!r} has no text in lang={lang!r}: in {LANGUAGES[lang]} the "
-            f"quiz asks the FAQ ({known}); pass faq_questions(), or lang='en'"
+            "quiz asks the questions of the bank; pass those, or lang='en'"
         )
     texts = dict(prompt=wording.prompt, hint=wording.hint, explanation=wording.explanation)
     if isinstance(question, Question):
         texts["choices"] = wording.choices
     return replace(question, **texts)
+
+
+def languages_of(questions) -> list[str]:
+    """The languages in which every one of `questions` has its text, English first.
+
+    >>> from gradacc_lessons.quiz.questions import questions_for
+    >>> languages_of(questions_for(1))
+    ['en', 'yo']
+    """
+    ids = [q.id for q in questions]
+    return ["en", *(lang for lang, texts in _TEXTS.items() if all(i in texts for i in ids))]
 
 
 def _check_language(lang: str) -> None:

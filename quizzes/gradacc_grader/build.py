@@ -23,7 +23,7 @@ import nbformat
 
 from gradacc_grader.bank import ASSIGNMENTS
 from gradacc_grader.draw import LETTERS, Asked, Release, Seeded, draw_release
-from gradacc_grader.notebook import build_notebook
+from gradacc_grader.notebook import TEXT, build_notebook
 from gradacc_grader.private import make_course_private, private_umask
 from gradacc_grader.sample_class import write_sample_class
 from gradacc_grader.secret import ensure_secret
@@ -116,17 +116,25 @@ def submitted(course: Path, name: str) -> list[str]:
         return sorted(s.student.id for s in assignment.submissions)
 
 
-def generate(course: Path, names: list[str]) -> None:
-    """Run nbgrader's generate_assignment on each of `names` (writes release/ and the gradebook)."""
+def generate(course: Path, names: list[str], langs: dict[str, str] | None = None) -> None:
+    """Run nbgrader's generate_assignment on each of `names` (writes release/ and the gradebook).
+
+    `langs` ({name: "en" or "yo"}, "en" where missing): the language of the stubs nbgrader
+    leaves in place of the solutions ("# YOUR CODE HERE" and its Yorùbá).
+    """
     from nbgrader.apps import NbGraderAPI
     from nbgrader.coursedir import CourseDirectory
     from traitlets.config.loader import PyFileConfigLoader
 
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
-    config.CourseDirectory.root = str(course)
-    api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
     first = not (course / "gradebook.db").exists()
     for name in names:
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+        config.CourseDirectory.root = str(course)
+        lang = (langs or {}).get(name, "en")
+        if lang != "en":
+            config.ClearSolutions.code_stub = {"python": TEXT[lang]["code_stub"]}
+            config.ClearSolutions.text_stub = TEXT[lang]["text_stub"]
+        api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
         with _venv_on_path():
             result = api.generate_assignment(name, force=True)
         if not result["success"]:
@@ -194,7 +202,7 @@ def _build_course(course: Path, lang: str, only: list[str] | None, sample_class:
             f"{assignment.name} ({edition}, {assignment.points} points): "
             + ("written" if fresh else "up to date")
         )
-    generate(course, changed)
+    generate(course, changed, {r.assignment.name: r.lang for r in releases})
     if sample_class:
         expected = write_sample_class(course, releases)
         lines.append(f"sample class written to {course / 'submitted'}; deserved points: {expected}")

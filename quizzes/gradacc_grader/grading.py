@@ -224,7 +224,7 @@ def grade_class(
             folder = results / waiting.pop(0)
             refused = prepare(course, assignment, folder.name, folder)
             if refused:
-                save(folder, _record(folder, assignment, folder.name, refused))
+                save(folder, _record(folder, assignment, folder.name, refused, course))
                 outcomes.append(_conclude(course, assignment, folder, merge_into_course))
             else:
                 # A core no other student waits for: the re-check's harness starts with the
@@ -235,7 +235,7 @@ def grade_class(
                 running[process.sentinel] = (process, folder, end)
         for key in _ended(running):
             process, folder, _ = running.pop(key)
-            _finish(process, assignment, folder, timeout)
+            _finish(process, course, assignment, folder, timeout)
             outcomes.append(_conclude(course, assignment, folder, merge_into_course))
     return sorted(outcomes, key=lambda outcome: outcome.student)
 
@@ -263,7 +263,7 @@ def _start(course: Path, assignment: str, sandbox: Sandbox, folder: Path, spare:
     return process
 
 
-def _finish(process, assignment: str, folder: Path, timeout: float) -> None:
+def _finish(process, course: Path, assignment: str, folder: Path, timeout: float) -> None:
     """Make sure the student's outcome is saved: if the process hung or died, zeros and why."""
     hung = process.is_alive()
     if hung:
@@ -279,7 +279,7 @@ def _finish(process, assignment: str, folder: Path, timeout: float) -> None:
         log = folder / "grading.log"
         last = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
         status = f"failed: grading ended with exit code {process.exitcode}: {last}"
-    save(folder, _record(folder, assignment, folder.name, status))
+    save(folder, _record(folder, assignment, folder.name, status, course))
 
 
 def _conclude(course: Path, assignment: str, folder: Path, merge_into_course: bool) -> Outcome:
@@ -358,7 +358,7 @@ def _record(
     """
     from nbgrader.api import Gradebook, MissingEntry
 
-    from gradacc_grader.trusted import checks_for
+    from gradacc_grader.trusted import checks_for, key_language
 
     outcome = Outcome(student, status)
     with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gradebook:
@@ -370,12 +370,13 @@ def _record(
             return outcome
         explain = explain_wrong_choices(folder, submission.assignment.duedate)
         checks = checks_for(assignment, course, sandbox, explain) if outcome.ok else []
+        lang = key_language(course, assignment) if course is not None else "en"
         pending = {}
         for notebook in submission.notebooks:
             # nbgrader's autograded copy holds the cells as they ran: locked and test cells
             # put back from the source, the student's own cells as submitted.
             path = folder / "autograded" / student / assignment / f"{notebook.name}.ipynb"
-            pending[path] = _score(notebook, _read_cells(path), checks, outcome)
+            pending[path] = _score(notebook, _read_cells(path), checks, outcome, lang)
         # Between the scoring (which reads the report lines) and the grader's messages (kept as
         # written): the student's notebooks become data, test cells' outputs cleared.
         _sanitize(folder, assignment)
@@ -409,18 +410,22 @@ def explain_wrong_choices(folder: Path, duedate) -> bool:
     return duedate is not None and now > duedate
 
 
-def _score(notebook, cells: list[dict], checks, outcome: Outcome) -> dict[str, str]:
-    """Set every autograded code cell's score from the grader's checks; {grade id: message}."""
+def _score(notebook, cells: list[dict], checks, outcome: Outcome, lang: str) -> dict[str, str]:
+    """Set every autograded code cell's score from the grader's checks; {grade id: message}
+    (in the assignment's language, `lang`)."""
+    from gradacc_grader.feedback_text import MESSAGES, reason
+
     messages = {}
     for grade in notebook.grades:
         if grade.cell.cell_type != "code":
             continue
         check = next((c for c in checks if c.grade_id == grade.name), None)
         if not outcome.ok:
-            points, why, message = 0.0, "submission not graded", f"Not graded: {outcome.status}"
+            points, why = 0.0, "submission not graded"
+            message = MESSAGES[lang]["not_graded"].format(why=reason(outcome.status, lang))
         elif check is None:
             points, why = 0.0, "no answer key for this cell"
-            message = "Not graded: the course's answer key has no entry for this cell."
+            message = MESSAGES[lang]["no_key"]
         else:
             scored = check.run(cells)
             points, why, message = scored.points, scored.why, scored.message

@@ -47,6 +47,11 @@ TEXT = {
         "check": "Quick check (not graded): run it after your function. It catches common bugs.",
         "points": "{points} points",
         "question": "Question {number} ({points} point)",
+        "setup": "Setup (locked): runs before any of your answers; nbgrader puts it back as it "
+        "is when grading.",
+        "setup_why": "One tiny training step: torch finishes its lazy imports (torch._dynamo, "
+        "which an optimizer\n# imports on first use) now, before any other cell can change what "
+        "they rely on.",
     },
     "yo": {
         "how": (
@@ -66,15 +71,21 @@ TEXT = {
         "check": "Àyẹ̀wò kíákíá (kò ní máàkì): ṣe é lẹ́yìn iṣẹ́ rẹ. Ó ń rí àwọn àṣìṣe tó wọ́pọ̀.",
         "points": "{points} máàkì",
         "question": "Ìbéèrè {number} ({points} máàkì)",
+        "code_stub": "# Kọ kóòdù rẹ síbí\nraise NotImplementedError()",
+        "text_stub": "Kọ ìdáhùn rẹ síbí",
+        "setup": "Ìmúra sílẹ̀ (a ti tì í): ó ń ṣiṣẹ́ ṣáájú ìdáhùn rẹ kankan; nbgrader yóò dá a "
+        "padà bí ó ṣe wà nígbà ìmáàkì.",
+        "setup_why": "Ìmúdójúìwọ̀n kékeré kan: torch parí gbígbé àwọn module rẹ̀ wọlé "
+        "(torch._dynamo,\n# tí optimizer ń gbé wọlé nígbà àkọ́kọ́) báyìí, kí sẹ́ẹ̀lì mìíràn tó "
+        "lè yí ohun tí wọ́n gbára lé padà.",
     },
 }
 
 SETUP = """\
-# Setup (locked): runs before any of your answers; nbgrader puts it back as it is when grading.
+# {setup}
 import torch
 
-# One tiny training step: torch finishes its lazy imports (torch._dynamo, which an optimizer
-# imports on first use) now, before any other cell can change what they rely on.
+# {setup_why}
 _model = torch.nn.Linear(1, 1)
 _optimizer = torch.optim.SGD(_model.parameters(), lr=0.1, momentum=0.9)
 torch.nn.functional.mse_loss(_model(torch.ones(1, 1)), torch.zeros(1, 1)).backward()
@@ -185,7 +196,7 @@ def build_notebook(release: Release):
     intro = f"# {assignment.title[lang]}\n\n{assignment.intro[lang]}\n\n{TEXT[lang]['how']}"
     cells = [_locked("markdown", intro, "intro")]
     if any(isinstance(item, Seeded) for item in release.items):
-        cells.append(_locked("code", SETUP, "setup"))
+        cells.append(_locked("code", SETUP.format(**TEXT[lang]), "setup"))
     numbers = iter(range(1, len(release.items) + 1))
     for item in release.items:
         if isinstance(item, Asked):

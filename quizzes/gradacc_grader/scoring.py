@@ -15,20 +15,9 @@ import importlib
 
 import torch
 
+from gradacc_grader.feedback_text import REPORT, case_name, reason
+
 MARKS = {True: "\u2713", False: "\u2717"}
-WORDS = {
-    "en": {"hint": "Hint", "total": "points", "reasons": {}},
-    "yo": {
-        "hint": "Ìtọ́sọ́nà",
-        "total": "máàkì",
-        "reasons": {  # the reasons an exercise module gives, in Yoruba where it has them
-            "the model must see one micro-batch at a time": "àwòṣe náà gbọ́dọ̀ rí micro-batch "
-            "kan ní ẹ̀ẹ̀kan",
-            "the weights differ from one full-batch step per window by": "àwọn ìwọ̀n yàtọ̀ sí "
-            "igbesẹ ipele kíkún kan fún fèrèsé kọ̀ọ̀kan ní",
-        },
-    },
-}
 
 
 def exercise(module):
@@ -102,15 +91,15 @@ def points_for(found, points):
 
 def report(exercise, found, points, lang="en"):
     """The lines a student reads in the feedback: one per case, a hint for each failed one."""
-    words, hints = WORDS[lang], exercise["HINTS"][lang]
+    words, hints = REPORT[lang], exercise["HINTS"][lang]
     lines = []
-    for name, reason in found.items():
-        if reason is None:
-            lines.append(f"{MARKS[True]} {name}")
+    for name, why in found.items():
+        shown = case_name(name, lang)
+        if why is None:
+            lines.append(f"{MARKS[True]} {shown}")
         else:
-            for english, translated in words["reasons"].items():
-                reason = reason.replace(english, translated)
-            lines.append(f"{MARKS[False]} {name}: {reason}. {words['hint']}: {hints[name]}")
+            why = reason(why, lang)
+            lines.append(f"{MARKS[False]} {shown}: {why}. {words['hint']}: {hints[name]}")
     lines.append(f"{points_for(found, points):g} / {points} {words['total']}")
     return "\n".join(lines)
 

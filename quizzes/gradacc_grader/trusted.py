@@ -29,34 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gradacc_grader import scoring
+from gradacc_grader import feedback_text, scoring
 from gradacc_grader.notebook import REPORT
 
 if TYPE_CHECKING:
     from gradacc_grader.sandbox import Sandbox
 
-MESSAGES = {
-    "en": {
-        "right": "Right ({points:g} / {max:g}): {why}",
-        "wrong": "{variable} = {value}: not right (0 / {max:g}).",
-        "why": "What this choice gets wrong: {why}",
-        "later": "Why it is wrong is explained after the deadline.",
-        "unset": "{variable} was not set to a string when this cell ran (0 / {max:g}).",
-        "several": "{variable} was reported {count} times in this cell (0 / {max:g}).",
-        "unknown": '{variable} = {value} is not one of "A", "B", "C", "D" (0 / {max:g}).',
-        "not_run": "{function} could not be graded (0 / {max:g}): {why}",
-    },
-    "yo": {
-        "right": "Ó tọ̀nà ({points:g} / {max:g}): {why}",
-        "wrong": "{variable} = {value}: kò tọ̀nà (0 / {max:g}).",
-        "why": "Ohun tí ìdáhùn yìí ṣe àṣìṣe nínú rẹ̀: {why}",
-        "later": "Ìdí tí kò fi tọ̀nà yóò wà lẹ́yìn ọjọ́ ìparí.",
-        "unset": "{variable} kì í ṣe ọ̀rọ̀ nígbà tí sẹ́ẹ̀lì yìí ṣiṣẹ́ (0 / {max:g}).",
-        "several": "A sọ {variable} ní ìgbà {count} nínú sẹ́ẹ̀lì yìí (0 / {max:g}).",
-        "unknown": '{variable} = {value} kì í ṣe "A", "B", "C" tàbí "D" (0 / {max:g}).',
-        "not_run": "A kò lè máàkì {function} (0 / {max:g}): {why}",
-    },
-}
+MESSAGES = feedback_text.MESSAGES  # every language's sentences: one catalogue
 
 
 @dataclass(frozen=True)
@@ -234,13 +213,13 @@ def exercise(
 
         if grade_cell_index(cells, grade_id) is None:
             why = f"no test cell {grade_id}"
-            text = MESSAGES[lang]["not_run"].format(function=parts["FUNCTION"], max=points, why=why)
+            text = _not_run(parts, points, why, lang)
             return Scored(0.0, why, text)
         seed = secrets.randbelow(2**31)  # cases no kernel ever saw
         outcomes = run_exercise(cells_before(cells, grade_id), module, seed, sandbox)
         if "error" in outcomes:
             why = f"the cells did not run: {str(outcomes['error']).strip()[-200:]}"
-            text = MESSAGES[lang]["not_run"].format(function=parts["FUNCTION"], max=points, why=why)
+            text = _not_run(parts, points, why, lang)
             return Scored(0.0, why, text)
         references = {name: parts["expected"](case) for name, case in parts["cases"](seed)}
         found = scoring.verdicts(parts, outcomes, references)
@@ -249,6 +228,22 @@ def exercise(
         return Scored(scoring.points_for(found, points), wrong or "every case right", text)
 
     return Check(grade_id, float(points), run)
+
+
+def _not_run(parts: dict, points: float, why: str, lang: str) -> str:
+    """The message of an exercise that could not be graded, `why` in the student's language."""
+    why = feedback_text.reason(why, lang)
+    return MESSAGES[lang]["not_run"].format(function=parts["FUNCTION"], max=points, why=why)
+
+
+def key_language(course: Path, assignment: str) -> str:
+    """The language the course's answer key says `assignment` was built in ("en" without one).
+
+    >>> key_language(Path("/nonexistent"), "gradacc_faq")
+    'en'
+    """
+    lang = (read_key(course, assignment) or {}).get("lang", "en")
+    return lang if lang in MESSAGES else "en"
 
 
 def read_key(course: Path, assignment: str) -> dict | None:
@@ -275,7 +270,7 @@ def checks_for(
     []
     """
     key = read_key(course, assignment) or {}
-    lang = key.get("lang", "en") if key.get("lang") in MESSAGES else "en"
+    lang = key.get("lang") if key.get("lang") in MESSAGES else "en"
     checks = []
     for cell in key.get("cells", []):
         grade_id, points = cell["grade_id"], cell["points"]

@@ -1,12 +1,12 @@
 """The final: the guide's FAQ, one question per item, the loop exercise and a written answer.
 
-Each item opens with the guide's own FAQ question (in Yoruba for items 1, 2 and 4 of the Yoruba
-edition, in English for items 3 and 5, as the guide asks them), then asks something to work
-out about it. 10 points: five choices, the loop exercise (3) and the written answer (2). The
-loop exercise (FAQ 3 in code) is `faq_loop`.
+Each item opens with the guide's FAQ question (the guide's own words in Yorùbá for items 1, 2
+and 4 of the Yorùbá edition; the course's Yorùbá for 3 and 5, which the guide asks in English),
+then asks something to work out about it. 10 points: five choices, the loop exercise (3)
+and the written answer (2). The loop exercise (FAQ 3 in code) is `faq_loop`.
 
 About 400 lines on purpose: one assignment, read in its order; every prompt and choice is
-written twice (English and Yoruba) beside the arithmetic that draws it.
+written twice (English and Yorùbá) beside the arithmetic that draws it.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from __future__ import annotations
 from .core import Assignment, Choice, Drawn, MultipleChoice, Written, pick
 from .faq_loop import LOOP
 
-# The guide's FAQ questions, verbatim (as published: quizzes/tests/data/guide_faq.txt);
-# English for 1, 2 and 4 of the English edition is ours.
+# The guide's FAQ questions, verbatim (as published: quizzes/tests/data/guide_faq.txt): its
+# Yorùbá for 1, 2 and 4, its English for 3 and 5. The rest is ours: English for 1, 2 and 4 of
+# the English edition, and Yorùbá for 3 and 5 of the Yorùbá edition (the self-check's words,
+# gradacc_lessons/quiz/yoruba.py), so that the Yorùbá final is Yorùbá throughout.
 GUIDE = {
     1: {"yo": "Kini ikojọpọ Gradient?", "en": "What is gradient accumulation?"},
     2: {
@@ -23,7 +25,7 @@ GUIDE = {
         "en": "What does gradient accumulation mainly let you do?",
     },
     3: {
-        "yo": "With an accumulation factor N, when should optimizer.step() and zero_grad() occur?",
+        "yo": "Tí iye ìkójọpọ̀ bá jẹ́ N, ìgbà wo ló yẹ kí optimizer.step() àti zero_grad() ṣẹlẹ̀?",
         "en": "With an accumulation factor N, when should optimizer.step() and zero_grad() occur?",
     },
     4: {
@@ -31,16 +33,21 @@ GUIDE = {
         "en": "Which normalization layer pairs more cleanly with gradient accumulation?",
     },
     5: {
-        "yo": "Why may four micro-batches with BatchNorm behave differently from one physical "
-        "batch of the same total size?",
+        "yo": "Kí ló dé tí micro-batch mẹ́rin pẹ̀lú BatchNorm fi lè ṣiṣẹ́ yàtọ̀ sí batch gidi kan "
+        "tí ìwọ̀n àpapọ̀ rẹ̀ jẹ́ ọ̀kan náà?",
         "en": "Why may four micro-batches with BatchNorm behave differently from one physical "
         "batch of the same total size?",
     },
 }
 
 
+# The headings that are the guide's own words in Yorùbá, shown as quotations (docs/yoruba.md).
+QUOTED = {("yo", 1), ("yo", 2), ("yo", 4)}
+
+
 def _faq(k: int, lang: str, question: str) -> str:
-    return f"**FAQ {k}: {GUIDE[k][lang]}**\n\n{question}"
+    heading = f"«{GUIDE[k][lang]}»" if (lang, k) in QUOTED else GUIDE[k][lang]
+    return f"**FAQ {k}: {heading}**\n\n{question}"
 
 
 def _numbers(values) -> str:
@@ -62,17 +69,17 @@ T1 = {
         "updates and zero_grad() clears.",
     },
     "yo": {
-        "q": "`w.grad` jẹ́ 0. Àwọn backward ti ìpàdánù (loss) micro-batches {n} (tí a ti ṣe "
-        "ìwọ̀n wọn tẹ́lẹ̀) fún ìwọ̀n `w` ní gradients {g}, ní títẹ̀léra, láìsí `zero_grad()` "
-        "láàrin wọn. Kí ni `w.grad` ní lẹ́yìn wọn?",
-        "right": "backward() máa ń fi gradient micro-batch kọ̀ọ̀kan kún ohun tó wà nínú .grad: "
-        "lẹ́yìn fèrèsé, àpapọ̀ wọn ló wà níbẹ̀, gradient ti ìpàdánù gbogbo batch.",
-        "last": "backward() kò rọ́pò .grad, ó ń fi kún un: gradients ti àwọn micro-batches "
-        "àkọ́kọ́ ṣì wà níbẹ̀.",
-        "mean": "backward() kò ṣe àròpín, ó ń kó wọn pọ̀. Àròpín wá láti pípín ìpàdánù kọ̀ọ̀kan "
+        "q": "`w.grad` jẹ́ 0. Backward pass ti loss micro-batch {n} (tí a ti pín tẹ́lẹ̀) fún "
+        "weight `w` ní gradient {g}, bí wọ́n ṣe tẹ̀léra, láìsí `zero_grad()` láàárín wọn. Kí "
+        "ni `w.grad` ní lẹ́yìn wọn?",
+        "right": "backward() máa ń fi gradient micro-batch kọ̀ọ̀kan kún ohun tí ó wà nínú .grad: "
+        "lẹ́yìn fèrèsé, àpapọ̀ wọn ló wà níbẹ̀, ìyẹn gradient loss gbogbo batch.",
+        "last": "backward() kò rọ́pò .grad, ó ń fi kún un ni: gradient àwọn micro-batch tí ó "
+        "ṣáájú ṣì wà níbẹ̀.",
+        "mean": "backward() kò ṣe àròpín, àròpọ̀ ló ń ṣe. Àròpín ń wá láti pípín loss kọ̀ọ̀kan "
         "ṣáájú backward, èyí tí a ti ṣe níbí.",
-        "zero": "backward() kò yí àwọn ìwọ̀n padà, kò sì pa .grad rẹ́; optimizer.step() ló ń "
-        "ṣe ìmúdójúìwọ̀n, zero_grad() ló ń pa á rẹ́.",
+        "zero": "backward() kò yí weights padà, kò sì sọ .grad di òdo; optimizer.step() ló ń "
+        "ṣe ìmúdójúìwọ̀n, zero_grad() ló ń sọ ọ́ di òdo.",
     },
 }
 
@@ -116,19 +123,19 @@ T2 = {
         "gradients and optimizer state comes on top.",
     },
     "yo": {
-        "q": "Àwọn weights, gradients àti ipò optimizer gba **{floor} MiB**; àwọn activations gba "
-        "**{a} MiB fún àpẹẹrẹ kọ̀ọ̀kan**; batch àpapọ̀ jẹ́ àpẹẹrẹ **{batch}**, ìsúná iranti "
-        "sì jẹ́ **{budget} MiB**. Pẹ̀lú àwòṣe ìṣirò ẹ̀kọ́ 4 (ilẹ̀ + micro-batch × activations "
-        "fún àpẹẹrẹ kọ̀ọ̀kan), `accumulation_steps` tó kéré jù wo nínú 1, 2, 4, 8, 16, 32 àti 64 "
-        "ló baamu?",
-        "right": "Pẹ̀lú N = {n}, micro-batch ti àpẹẹrẹ {micro} dé tente {peak:g} MiB, nínú ìsúná; "
-        "pẹ̀lú N = {half} yóò dé {over:g} MiB.",
-        "half": "Pẹ̀lú N = {half}, micro-batch ti àpẹẹrẹ {micro2} dé tente {over:g} MiB, ó ju "
-        "ìsúná {budget} MiB lọ.",
-        "double": "N = {double} náà baamu, ṣùgbọ́n pẹ̀lú micro-batches tó pọ̀ jù, tó kéré jù: "
-        "ọ̀kọ̀ọ̀kan ń gba àkókò.",
-        "floor": "Ìyẹn fi activations nìkan sínú ìsúná; ilẹ̀ àwọn ìwọ̀n, gradients àti ipò "
-        "optimizer wà lórí rẹ̀.",
+        "q": "Weights, gradient wọn àti ipò optimizer nílò **{floor} MiB**; activations ń gba "
+        "**{a} MiB fún àpẹẹrẹ kọ̀ọ̀kan**; batch àpapọ̀ jẹ́ àpẹẹrẹ **{batch}**, memory tí ó wà "
+        "sì jẹ́ **{budget} MiB**. Pẹ̀lú ìṣirò ẹ̀kọ́ 4 (ìpìlẹ̀ + micro-batch × activations fún "
+        "àpẹẹrẹ kọ̀ọ̀kan), `accumulation_steps` wo ló kéré jù nínú 1, 2, 4, 8, 16, 32 àti 64 tí "
+        "ó wọ inú memory?",
+        "right": "Pẹ̀lú N = {n}, micro-batch àpẹẹrẹ {micro} ga dé {peak:g} MiB, ó wọ inú memory; "
+        "pẹ̀lú N = {half} yóò ga dé {over:g} MiB.",
+        "half": "Pẹ̀lú N = {half}, micro-batch àpẹẹrẹ {micro2} ga dé {over:g} MiB, ó ju "
+        "{budget} MiB tí ó wà lọ.",
+        "double": "N = {double} náà wọ inú memory, ṣùgbọ́n micro-batch rẹ̀ pọ̀ ju bí ó ti yẹ lọ, "
+        "wọ́n sì kéré jù: ọ̀kọ̀ọ̀kan ń gba àkókò.",
+        "floor": "Ìyẹn mú kí activations nìkan wọ inú memory; ìpìlẹ̀ weights, gradient àti ipò "
+        "optimizer ṣì wà lórí rẹ̀.",
     },
 }
 
@@ -187,19 +194,21 @@ T3 = {
         "adding up: only the last micro-batch would count.",
     },
     "yo": {
-        "q": "Jẹ́ kí `accumulation_steps = {n}` pẹ̀lú micro-batches **{m}** (nítorí náà fèrèsé "
-        "tó kẹ́yìn kúrú). Ìgbà mélòó ni lupu tó tọ̀nà ń pe `optimizer.step()`, ìgbà mélòó ló sì "
-        "ń pe `optimizer.zero_grad()`?",
-        "answer": "igbesẹ {steps}, ìparẹ́ {clears}",
-        "right": "Igbesẹ kan fún fèrèsé N kọ̀ọ̀kan, lẹ́yìn micro-batch tó kẹ́yìn rẹ̀, pẹ̀lú fèrèsé "
-        "kúkúrú tó kẹ́yìn; ìparẹ́ kan lẹ́yìn igbesẹ kọ̀ọ̀kan, àti ọ̀kan ṣáájú micro-batch àkọ́kọ́.",
-        "nolast": "Ìyẹn fi fèrèsé kúkúrú tó kẹ́yìn sílẹ̀: a ṣírò gradients rẹ̀ lásán.",
-        "nofirst": "Ìyẹn fi ìparẹ́ ṣáájú micro-batch àkọ́kọ́ sílẹ̀: gradients tó kù láti iṣẹ́ "
-        "àtijọ́ yóò wọ igbesẹ àkọ́kọ́.",
-        "every": "Igbesẹ lẹ́yìn micro-batch kọ̀ọ̀kan jẹ́ ìkẹ́kọ̀ọ́ pẹ̀lú batch kékeré: gradients "
-        "fèrèsé kò kó jọ rárá.",
-        "inside": "Pípa gradients rẹ́ lẹ́yìn micro-batch kọ̀ọ̀kan ń sọ àwọn gradients tí fèrèsé "
-        "ń kó jọ nù: micro-batch tó kẹ́yìn nìkan ni yóò kà.",
+        "q": "Jẹ́ kí `accumulation_steps = {n}`, kí micro-batch sì jẹ́ **{m}** (nítorí náà "
+        "fèrèsé tó kẹ́yìn kúrú). Ìgbà mélòó ni loop tí ó tọ̀nà ń pe `optimizer.step()`, ìgbà "
+        "mélòó ló sì ń pe `optimizer.zero_grad()`?",
+        "answer": "step() ní ìgbà {steps}, zero_grad() ní ìgbà {clears}",
+        "right": "Ìmúdójúìwọ̀n kan fún fèrèsé N kọ̀ọ̀kan, lẹ́yìn micro-batch tó kẹ́yìn rẹ̀, títí "
+        "kan fèrèsé tó kẹ́yìn tí ó kúrú; zero_grad() kan lẹ́yìn ìmúdójúìwọ̀n kọ̀ọ̀kan, àti "
+        "ọ̀kan ṣáájú micro-batch àkọ́kọ́.",
+        "nolast": "Ìyẹn fi fèrèsé tó kẹ́yìn tí ó kúrú sílẹ̀: a ṣírò gradient rẹ̀, a sì sọ ọ́ nù "
+        "(tàbí kí ó wọ epoch tó kàn).",
+        "nofirst": "Ìyẹn fi zero_grad() ṣáájú micro-batch àkọ́kọ́ sílẹ̀: gradient tí ó kù láti "
+        "iṣẹ́ àtẹ̀yìnwá yóò wọ ìmúdójúìwọ̀n àkọ́kọ́.",
+        "every": "Ìmúdójúìwọ̀n lẹ́yìn micro-batch kọ̀ọ̀kan jẹ́ training pẹ̀lú batch kékeré: "
+        "gradient fèrèsé kò kó jọ rárá.",
+        "inside": "Sísọ gradient di òdo lẹ́yìn micro-batch kọ̀ọ̀kan ń sọ gradient tí fèrèsé ń kó "
+        "jọ nù: micro-batch tó kẹ́yìn nìkan ni yóò kà.",
     },
 }
 
@@ -252,21 +261,21 @@ T4 = {
         "across the micro-batches of one process, which are normalised one by one.",
     },
     "yo": {
-        "q": "Èwo nínú àwọn Layer wọ̀nyí, nínú nẹ́tíwọ̀ọ̀kì tí a kọ́ ní ipò `train()` pẹ̀lú "
-        "micro-batches 4 tí a kó jọ fún igbesẹ kọ̀ọ̀kan, ló ń jẹ́ kí gradients dọ́gba pẹ̀lú ti "
-        "batch kan tí ó ní gbogbo àwọn àpẹẹrẹ wọn?",
-        "group": "GroupNorm ń ṣe ìṣirò àwọn statistiki rẹ̀ nínú àpẹẹrẹ kọ̀ọ̀kan: "
+        "q": "Èwo nínú àwọn layer wọ̀nyí, nínú model tí a ń kọ́ ní ipò `train()` pẹ̀lú "
+        "micro-batch 4 tí a kó jọ fún ìmúdójúìwọ̀n kọ̀ọ̀kan, ló ń jẹ́ kí gradient dọ́gba pẹ̀lú "
+        "ti batch kan tí ó ní gbogbo àpẹẹrẹ wọn?",
+        "group": "GroupNorm ń ṣírò statistics rẹ̀ nínú àpẹẹrẹ kọ̀ọ̀kan, lórí àwọn ẹgbẹ́ channel: "
         "bí a ṣe pín batch kò lè yí wọn padà.",
-        "layer": "LayerNorm ń ṣe ìṣirò àwọn statistiki rẹ̀ nínú àpẹẹrẹ "
-        "kọ̀ọ̀kan: bí a ṣe pín batch kò lè yí wọn padà.",
-        "`nn.BatchNorm1d(32)`": "Ní ipò train, BatchNorm ń lo àròpín àti variance ti micro-batch "
-        "kọ̀ọ̀kan, kì í ṣe ti gbogbo batch.",
-        "`nn.BatchNorm1d(32, momentum=0.01)`": "Momentum kan àwọn statistiki tó ń ṣiṣẹ́ nìkan; "
-        "ní ipò train micro-batch kọ̀ọ̀kan ṣì ń lo tirẹ̀.",
-        "`nn.BatchNorm1d(32, affine=False)`": "Láìsí ìwọ̀n àti ìyípadà rẹ̀, ó ṣì ń lo àròpín "
-        "àti variance ti micro-batch kọ̀ọ̀kan.",
-        "`nn.SyncBatchNorm(32)`": "SyncBatchNorm ń pín statistiki láàrin àwọn ìlànà (processes), "
-        "kì í ṣe láàrin àwọn micro-batches ti ìlànà kan.",
+        "layer": "LayerNorm ń ṣírò statistics rẹ̀ nínú àpẹẹrẹ kọ̀ọ̀kan: bí a ṣe pín batch kò "
+        "lè yí wọn padà.",
+        "`nn.BatchNorm1d(32)`": "Ní ipò train, BatchNorm ń ṣe normalization micro-batch "
+        "kọ̀ọ̀kan pẹ̀lú mean àti variance ti micro-batch náà, kì í ṣe ti gbogbo batch.",
+        "`nn.BatchNorm1d(32, momentum=0.01)`": "Momentum kan running statistics nìkan ni; ní "
+        "ipò train, micro-batch kọ̀ọ̀kan ṣì ń lo statistics tirẹ̀.",
+        "`nn.BatchNorm1d(32, affine=False)`": "Láìsí `affine`, ó ṣì ń ṣe normalization "
+        "micro-batch kọ̀ọ̀kan pẹ̀lú mean àti variance ti micro-batch náà fúnra rẹ̀.",
+        "`nn.SyncBatchNorm(32)`": "SyncBatchNorm ń pín statistics láàárín àwọn process, kì í "
+        "ṣe láàárín àwọn micro-batch ti process kan, tí a ń ṣe normalization wọn lọ́kọ̀ọ̀kan.",
     },
 }
 
@@ -298,18 +307,19 @@ T5 = {
         "own statistics only.",
     },
     "yo": {
-        "q": "Layer `BatchNorm1d` kan ní ipò `train()` gba micro-batches 4 ti àpẹẹrẹ 8. Fún "
-        "ẹ̀yà kan rẹ̀, àròpín àwọn micro-batches jẹ́ {means}; àròpín tó ń ṣiṣẹ́ (running mean) "
-        "rẹ̀ jẹ́ {running}. Àròpín wo ni Layer náà yọ kúrò nínú ẹ̀yà yẹn fún àwọn àpẹẹrẹ "
+        "q": "Layer `BatchNorm1d` kan ní ipò `train()` gba micro-batch 4, àpẹẹrẹ 8 nínú "
+        "ọ̀kọ̀ọ̀kan. Fún feature kan rẹ̀, mean àwọn micro-batch jẹ́ {means}; running mean rẹ̀ "
+        "jẹ́ {running}. Mean wo ni layer náà ń yọ kúrò nínú feature yẹn fún àwọn àpẹẹrẹ "
         "micro-batch **{k}**?",
-        "right": "Ní ipò train, a máa ń ṣe normalization micro-batch kọ̀ọ̀kan pẹ̀lú àròpín tirẹ̀: "
-        "forward dá lórí àwọn àpẹẹrẹ tó wà papọ̀, nítorí náà kì í ṣe ti gbogbo batch.",
-        "batch": "Ìyẹn ni àròpín gbogbo àpẹẹrẹ 32, èyí tí batch kan ṣoṣo yóò yọ kúrò. Ìyàtọ̀ "
-        "wọn ni ìdí tí ìkójọpọ̀ kò fi lè bá a mu.",
-        "running": "Àròpín tó ń ṣiṣẹ́ jẹ́ ti ipò eval; ní ipò train BatchNorm ń lo statistiki "
-        "batch tó rí, níbí micro-batch náà.",
-        "other": "Ìyẹn ni àròpín micro-batch mìíràn: a ń ṣe normalization micro-batch kọ̀ọ̀kan pẹ̀lú "
-        "statistiki tirẹ̀ nìkan.",
+        "right": "Ní ipò train, a ń ṣe normalization micro-batch kọ̀ọ̀kan pẹ̀lú mean tirẹ̀: "
+        "forward pass gbára lé àwọn àpẹẹrẹ tí ó jọ wà nínú rẹ̀, nítorí náà kì í ṣe ti gbogbo "
+        "batch.",
+        "batch": "Ìyẹn ni mean gbogbo àpẹẹrẹ 32, èyí tí batch gidi kan ṣoṣo yóò yọ kúrò. "
+        "Ìyàtọ̀ wọn ni ìdí tí ìkójọpọ̀ kò fi lè bá a mu.",
+        "running": "Ní ipò eval ni a ń lo running mean; ní ipò train, BatchNorm ń lo statistics "
+        "batch tí ó rí, èyí tí í ṣe micro-batch náà níbí.",
+        "other": "Ìyẹn ni mean micro-batch mìíràn: a ń ṣe normalization micro-batch kọ̀ọ̀kan "
+        "pẹ̀lú statistics tirẹ̀ nìkan.",
     },
 }
 
@@ -353,10 +363,10 @@ WRITTEN = Written(
         "every loss is weighted correctly, and name one way to make accumulation match the full "
         "batch.",
         "yo": "### FAQ 5, ní ọ̀rọ̀ ara rẹ ({points} máàkì, olùkọ́ ni yóò máàkì rẹ̀)\n\nNínú "
-        "sẹ́ẹ̀lì nísàlẹ̀, ṣàlàyé ní gbólóhùn mẹ́ta sí márùn-ún ìdí tí micro-batches mẹ́rin nínú "
-        "àwòṣe tó ní BatchNorm fi ń fún ní gradients tó yàtọ̀ sí ti batch kan ti ìwọ̀n kan náà, "
-        "bí a tilẹ̀ wọ̀n ìpàdánù kọ̀ọ̀kan dáadáa, kí o sì dárúkọ ọ̀nà kan láti jẹ́ kí ìkójọpọ̀ bá "
-        "batch kíkún mu.",
+        "sẹ́ẹ̀lì nísàlẹ̀, ṣàlàyé ní gbólóhùn mẹ́ta sí márùn-ún ìdí tí micro-batch mẹ́rin nínú "
+        "model tí ó ní BatchNorm fi ń fúnni ní gradient tí ó yàtọ̀ sí ti batch kan tí ìwọ̀n "
+        "àpapọ̀ rẹ̀ jẹ́ ọ̀kan náà, bí a tilẹ̀ pín loss kọ̀ọ̀kan bí ó ti yẹ, kí o sì dárúkọ ọ̀nà "
+        "kan tí ìkójọpọ̀ fi lè bá batch kíkún mu.",
     },
     model_answer=(
         "In training mode BatchNorm normalises each micro-batch with the mean and variance of "

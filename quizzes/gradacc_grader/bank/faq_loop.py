@@ -30,22 +30,24 @@ Each window must make the same update as one batch holding all of its samples. R
 check below your function: it catches the common bugs. The grader then trains models case
 by case (whole windows, a shorter last window, leftover gradients), part of the points for each.""",
     "yo": """\
-### FAQ 3 ní kóòdù: kọ lupu ìkójọpọ̀ ({points})
+### FAQ 3 ní kóòdù: kọ loop ìkójọpọ̀ gradient ({points})
 
 Parí `train_with_accumulation(model, optimizer, loss_fn, micro_batches, accumulation_steps)`:
 
-- `micro_batches` jẹ́ àtòjọ àwọn méjì `(inputs, targets)`, gbogbo micro-batches ní ìwọ̀n kan
-  náà; `loss_fn(outputs, targets)` ń dá àròpín ìpàdánù micro-batch kan padà;
-- pa gradients rẹ́ ṣáájú micro-batch àkọ́kọ́: àwòṣe náà lè ní gradients tó kù;
-- ṣiṣẹ́ àwòṣe náà lórí micro-batch kan ní ẹ̀ẹ̀kan (ìyẹn ni kókó: iranti ní micro-batch kan);
-- lẹ́yìn fèrèsé kọ̀ọ̀kan ti micro-batches `accumulation_steps`, pe `optimizer.step()`, lẹ́yìn
-  náà `optimizer.zero_grad()`;
-- tí micro-batches bá tán láàrin fèrèsé kan, ṣe igbesẹ lórí fèrèsé kúkúrú tó kẹ́yìn náà, tí a
-  wọ̀n bí batch ti àwọn àpẹẹrẹ tirẹ̀; iṣẹ́ náà kò dá nǹkan padà.
+- `micro_batches` jẹ́ àtòjọ àwọn méjì-méjì `(inputs, targets)`, gbogbo micro-batch sì ní
+  ìwọ̀n kan náà; `loss_fn(outputs, targets)` ń dá mean loss micro-batch kan padà;
+- sọ gradient di òdo ṣáájú micro-batch àkọ́kọ́: model náà lè ti ní gradient tí ó kù sílẹ̀;
+- ṣe forward pass model náà lórí micro-batch kan ṣoṣo ní ẹ̀ẹ̀kan (kókó rẹ̀ nìyẹn: micro-batch
+  kan ṣoṣo ni memory ń gbé);
+- lẹ́yìn fèrèsé kọ̀ọ̀kan tí ó ní micro-batch `accumulation_steps`, pe `optimizer.step()`,
+  lẹ́yìn náà `optimizer.zero_grad()`;
+- tí micro-batch bá tán láàárín fèrèsé kan, ṣe ìmúdójúìwọ̀n lórí fèrèsé tó kẹ́yìn tí ó kúrú
+  náà pẹ̀lú, bí batch tí ó ní àwọn àpẹẹrẹ tirẹ̀ nìkan; function náà kò dá nǹkan kan padà.
 
-Fèrèsé kọ̀ọ̀kan gbọ́dọ̀ ṣe ìmúdójúìwọ̀n kan náà bí batch kan tó ní gbogbo àwọn àpẹẹrẹ rẹ̀. Ṣe
-àyẹ̀wò kíákíá nísàlẹ̀ iṣẹ́ rẹ: ó ń rí àwọn àṣìṣe tó wọ́pọ̀. Ìdánwò tó farapamọ́ yóò kọ́ àwọn àwòṣe
-ní ọ̀kọ̀ọ̀kan (fèrèsé kíkún, fèrèsé kúkúrú tó kẹ́yìn, gradients tó kù), apá kan máàkì fún ọ̀kọ̀ọ̀kan.""",
+Fèrèsé kọ̀ọ̀kan gbọ́dọ̀ ṣe ìmúdójúìwọ̀n kan náà bí batch kan tí ó ní gbogbo àpẹẹrẹ rẹ̀. Ṣe
+àyẹ̀wò kíákíá tí ó wà nísàlẹ̀ function rẹ: ó ń rí àwọn àṣìṣe tí ó wọ́pọ̀. Lẹ́yìn náà, olùmáàkì
+yóò kọ́ model ní ọ̀nà mélòó kan (fèrèsé tí ó kún, fèrèsé tó kẹ́yìn tí ó kúrú, gradient tí ó kù
+sílẹ̀ ṣáájú), apá kan máàkì fún ọ̀kọ̀ọ̀kan.""",
 }
 
 LOOP_STARTER = '''\
@@ -91,18 +93,19 @@ LOOP_MESSAGES = {
         "grader tries other sizes, a shorter last window too.",
     },
     "yo": {
-        "every": "optimizer.step() ṣiṣẹ́ lẹ́yìn micro-batch kọ̀ọ̀kan: ṣe igbesẹ lẹ́ẹ̀kan fún fèrèsé "
-        "kọ̀ọ̀kan ti micro-batches accumulation_steps",
-        "count": "optimizer.step() ṣiṣẹ́ ní ìgbà {} fún fèrèsé 2 ti micro-batches 2: lẹ́ẹ̀kan "
-        "fún fèrèsé kọ̀ọ̀kan",
-        "after": "gradients kù nínú .grad lẹ́yìn igbesẹ tó kẹ́yìn: pa wọ́n rẹ́ lẹ́yìn igbesẹ kọ̀ọ̀kan",
-        "divide": "fèrèsé kọ̀ọ̀kan yí àwọn ìwọ̀n padà ní ìlọ́po méjì ti batch kan: ìpàdánù "
-        "kọ̀ọ̀kan jẹ́ àròpín, nítorí náà gradients fèrèsé kó jọ sí ìlọ́po N ti àròpín",
-        "leftover": "gradient tó kù nínú .grad wọ igbesẹ àkọ́kọ́: pa gradients rẹ́ ṣáájú "
-        "micro-batch àkọ́kọ́",
-        "other": "àwọn ìwọ̀n yàtọ̀ sí igbesẹ batch kíkún kan fún fèrèsé kọ̀ọ̀kan",
-        "passed": "Àyẹ̀wò kíákíá yege: fèrèsé 2 ti micro-batches 2, gradients tó kù. Ìdánwò tó "
-        "farapamọ́ yóò gbìyànjú àwọn ìwọ̀n mìíràn, fèrèsé kúkúrú tó kẹ́yìn náà.",
+        "every": "optimizer.step() ṣiṣẹ́ lẹ́yìn micro-batch kọ̀ọ̀kan: ṣe ìmúdójúìwọ̀n lẹ́ẹ̀kan "
+        "fún fèrèsé kọ̀ọ̀kan tí ó ní micro-batch accumulation_steps",
+        "count": "optimizer.step() ṣiṣẹ́ ní ìgbà {} fún fèrèsé 2 tí ọ̀kọ̀ọ̀kan ní micro-batch 2: "
+        "lẹ́ẹ̀kan fún fèrèsé kọ̀ọ̀kan ni",
+        "after": "gradient kù sínú .grad lẹ́yìn ìmúdójúìwọ̀n tó kẹ́yìn: sọ wọ́n di òdo lẹ́yìn "
+        "ìmúdójúìwọ̀n kọ̀ọ̀kan",
+        "divide": "fèrèsé kọ̀ọ̀kan yí weights padà ní ìlọ́po méjì ti batch kan tí ó ní àwọn "
+        "àpẹẹrẹ rẹ̀: mean ni loss kọ̀ọ̀kan, nítorí náà gradient fèrèsé kó jọ sí ìlọ́po N ti mean",
+        "leftover": "gradient tí ó kù sínú .grad wọ ìmúdójúìwọ̀n àkọ́kọ́: sọ gradient di òdo "
+        "ṣáájú micro-batch àkọ́kọ́",
+        "other": "weights yàtọ̀ sí ti ìmúdójúìwọ̀n kan pẹ̀lú gbogbo batch fún fèrèsé kọ̀ọ̀kan",
+        "passed": "Àyẹ̀wò kíákíá yege: fèrèsé 2 tí ọ̀kọ̀ọ̀kan ní micro-batch 2, gradient tí ó "
+        "kù sílẹ̀. Olùmáàkì yóò gbìyànjú àwọn ìwọ̀n mìíràn, àti fèrèsé tó kẹ́yìn tí ó kúrú.",
     },
 }
 

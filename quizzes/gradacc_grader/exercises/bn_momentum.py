@@ -17,12 +17,12 @@ HINTS = {
         "batch seen so far, which no momentum compensates: leave such a layer as it is",
     },
     "yo": {
-        "one BatchNorm layer": "lẹ́yìn ìmúdójúìwọ̀n N pẹ̀lú momentum m', iye àtijọ́ ní ìwọ̀n "
-        "(1 - m')^N; ìmúdójúìwọ̀n kan pẹ̀lú m ní 1 - m",
-        "several BatchNorm layers": "gbogbo Layer BatchNorm (1d àti 2d) nílò momentum tuntun "
-        "tirẹ̀, láti inú èyí àtijọ́ tirẹ̀",
-        "a cumulative average is left alone": "momentum=None túmọ̀ sí àròpín gbogbo ipele tó ti "
-        "kọjá; fi irú Layer bẹ́ẹ̀ sílẹ̀ bí ó ṣe wà",
+        "one BatchNorm layer": "lẹ́yìn ìmúdójúìwọ̀n N pẹ̀lú momentum m', iye àtijọ́ ṣì ní ipa "
+        "(1 - m')^N; ìmúdójúìwọ̀n kan pẹ̀lú m fi 1 - m sílẹ̀",
+        "several BatchNorm layers": "gbogbo layer BatchNorm (1d àti 2d bákan náà) nílò momentum "
+        "tuntun tirẹ̀, láti inú momentum àtijọ́ tirẹ̀",
+        "a cumulative average is left alone": "momentum=None túmọ̀ sí àròpín gbogbo batch tí ó "
+        "ti kọjá, èyí tí momentum kankan kò lè dípò: fi irú layer bẹ́ẹ̀ sílẹ̀ bí ó ṣe wà",
     },
 }
 

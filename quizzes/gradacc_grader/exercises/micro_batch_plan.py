@@ -17,10 +17,12 @@ HINTS = {
         "with a ValueError instead of returning one",
     },
     "yo": {
-        "the whole batch fits": "bí ipele tó munadoko fúnra rẹ̀ bá baamu, kò sí ìkójọpọ̀ tó yẹ",
-        "a split is needed": "àwọn ìwọ̀n tó pín ipele tó munadoko nìkan ló ń ṣe fèrèsé dọ́gba",
-        "an exact fit": "ètò tí tente rẹ̀ dọ́gba pẹ̀lú ìsúná ṣì baamu",
-        "a budget below the floor": "bí àpẹẹrẹ kan kò bá baamu, kò sí ètò: sọ ọ́ pẹ̀lú ValueError",
+        "the whole batch fits": "tí batch àpapọ̀ fúnra rẹ̀ bá wọ inú memory, kò sí ìkójọpọ̀ tí ó yẹ",
+        "a split is needed": "ìwọ̀n tí ó pín batch àpapọ̀ dọ́gba nìkan ló ń ṣe fèrèsé tí ó "
+        "dọ́gba; nínú àwọn tí ó wọ inú memory, èyí tí ó tóbi jù ló ń ṣòfò àkókò díẹ̀ jù",
+        "an exact fit": "ètò tí peak rẹ̀ dọ́gba pẹ̀lú memory tí ó wà ṣì wọ inú memory",
+        "a budget below the floor": "tí àpẹẹrẹ kan ṣoṣo pàápàá kò bá wọ inú memory, kò sí ètò "
+        "kankan: sọ bẹ́ẹ̀ pẹ̀lú ValueError dípò kí o dá ètò kan padà",
     },
 }
 

@@ -22,12 +22,12 @@ HINTS = {
         "window",
     },
     "yo": {
-        "one all-reduce per window": "DDP pinnu nínú forward bóyá backward yóò ṣe all-reduce; "
-        "micro-batch tó kẹ́yìn fèrèsé nìkan ló nílò rẹ̀",
-        "a short last window": "fèrèsé tó kẹ́yìn lè kúrú: micro-batch tó kẹ́yìn tirẹ̀ ló gbọ́dọ̀ "
-        "ṣe ìmúṣiṣẹ́pọ̀",
-        "no accumulation": "pẹ̀lú accumulation_steps = 1 gbogbo micro-batch ló jẹ́ èyí tó kẹ́yìn "
-        "fèrèsé rẹ̀",
+        "one all-reduce per window": "DDP ń pinnu nínú forward pass bóyá backward yóò ṣe "
+        "all-reduce; micro-batch tó kẹ́yìn nínú fèrèsé nìkan ló nílò rẹ̀",
+        "a short last window": "fèrèsé tó kẹ́yìn lè kúrú: micro-batch tó kẹ́yìn tirẹ̀ ni ó "
+        "gbọ́dọ̀ ṣe ìmúṣiṣẹ́pọ̀",
+        "no accumulation": "pẹ̀lú accumulation_steps = 1, micro-batch kọ̀ọ̀kan ni èyí tó kẹ́yìn "
+        "nínú fèrèsé rẹ̀",
     },
 }
 

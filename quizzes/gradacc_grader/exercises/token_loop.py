@@ -22,12 +22,12 @@ HINTS = {
         "adds to whatever is there",
     },
     "yo": {
-        "uneven real tokens": "ipele fèrèsé náà ń ṣe àròpín lórí gbogbo àwọn token gidi rẹ̀; "
-        "àròpín micro-batch kan fún token rẹ̀ ní ìwọ̀n tó dá lórí bí wọ́n ṣe kéré tó",
-        "a short last window": "fèrèsé tó kẹ́yìn lè ní micro-batches díẹ̀, àti token mìíràn: "
-        "ka wọ́n fún fèrèsé yẹn",
-        "leftover gradients": "àwòṣe náà dé pẹ̀lú gradients tó ti wà nínú .grad; backward() "
-        "máa ń fi kún ohun tó bá wà níbẹ̀",
+        "uneven real tokens": "batch fèrèsé náà ń ṣe àròpín lórí gbogbo token gidi rẹ̀; mean "
+        "micro-batch kan ń fún àwọn token rẹ̀ ní ipa tí ó gbára lé bí wọ́n ṣe díẹ̀ tó",
+        "a short last window": "fèrèsé tó kẹ́yìn lè ní micro-batch díẹ̀, àti token mìíràn: ka "
+        "token fún fèrèsé yẹn",
+        "leftover gradients": "model náà dé pẹ̀lú gradient tí ó ti wà nínú .grad tẹ́lẹ̀; "
+        "backward() máa ń fi kún ohun tí ó bá wà níbẹ̀",
     },
 }
 

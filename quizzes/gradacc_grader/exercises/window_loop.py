@@ -22,12 +22,12 @@ HINTS = {
         "adds to whatever is there",
     },
     "yo": {
-        "whole windows": "fèrèsé kan gbọ́dọ̀ yí àwọn ìwọ̀n padà bí ipele kan tó ní gbogbo àwọn "
-        "àpẹẹrẹ rẹ̀: kí ni .grad ní nígbà tí optimizer.step() bá ṣiṣẹ́, ìgbà mélòó ló sì ṣiṣẹ́?",
-        "a short last window": "fèrèsé tó kẹ́yìn lè ní micro-batches tó kéré ju "
-        "accumulation_steps lọ; ipele wo ni fèrèsé yẹn dúró fún?",
-        "leftover gradients": "àwòṣe náà dé pẹ̀lú gradients tó ti wà nínú .grad; backward() "
-        "máa ń fi kún ohun tó bá wà níbẹ̀",
+        "whole windows": "fèrèsé kan gbọ́dọ̀ yí weights padà bí batch kan tí ó ní gbogbo "
+        "àpẹẹrẹ rẹ̀: kí ni .grad ní nígbà tí optimizer.step() bá ṣiṣẹ́, ìgbà mélòó ló sì ń ṣiṣẹ́?",
+        "a short last window": "fèrèsé tó kẹ́yìn lè ní micro-batch tí kò tó accumulation_steps; "
+        "batch wo ni fèrèsé yẹn dúró fún?",
+        "leftover gradients": "model náà dé pẹ̀lú gradient tí ó ti wà nínú .grad tẹ́lẹ̀; "
+        "backward() máa ń fi kún ohun tí ó bá wà níbẹ̀",
     },
 }
 

@@ -1,0 +1,76 @@
+"""The site's Yorùbá edition: its gettext catalogues keep up with the English, and Sphinx uses them.
+
+The English messages are extracted as `make catalogues` extracts them (Sphinx's gettext
+builder over the staged pages, tools/catalogues.py); a catalogue of locales/yo that lacks one
+of its page's messages, holds one the page no longer has, or holds a fuzzy entry, is behind.
+Then the Yorùbá edition is rendered from the same pages (the lessons unexecuted: their text is
+what is translated) and read back.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tools.catalogues import CATALOGUED, LOCALES, behind, extract, read_po
+from tools.site import render
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def pot(tmp_path_factory) -> Path:
+    return extract(tmp_path_factory.mktemp("gettext"))
+
+
+def test_every_catalogue_is_up_to_date_with_its_english(pot):
+    assert behind(pot) == []
+
+
+def test_a_catalogue_behind_its_english_is_caught(pot, tmp_path):
+    locales = Path(shutil.copytree(LOCALES, tmp_path / "locales"))
+    index = locales / "yo" / "LC_MESSAGES" / "index.po"
+    text = index.read_text(encoding="utf-8")
+    first = re.search(r'\nmsgid "(Lessons)"\nmsgstr "[^"]*"\n', text)
+    index.write_text(text.replace(first[0], "\n"), encoding="utf-8")  # a message missing
+    lesson = locales / "yo" / "LC_MESSAGES" / "notebooks" / "01_accumulation_is_a_full_batch.po"
+    lesson.write_text(
+        lesson.read_text(encoding="utf-8").replace(
+            '\nmsgid "Summary"', '\n#, fuzzy\nmsgid "Summary"'
+        )
+    )
+    problems = behind(pot, locales)
+    assert "index: missing: 'Lessons'" in problems
+    assert "notebooks/01_accumulation_is_a_full_batch: fuzzy: 'Summary'" in problems
+    assert len(problems) == 2
+
+
+def test_the_edition_translates_the_front_page_summaries_and_quizzes(pot, tmp_path):
+    source = pot.parent / "source"
+    assert render(source, tmp_path / "work", tmp_path / "yo", "yo") == 0
+    front = (tmp_path / "yo" / "index.html").read_text(encoding="utf-8")
+    assert "Ẹ̀kọ́ ìṣe lórí <strong>ìkójọpọ̀ gradient</strong>" in front
+    assert 'lang="yo"' in front and "Wá nǹkan" in front  # the page's language, the interface
+    lesson = (tmp_path / "yo" / "notebooks" / "01_accumulation_is_a_full_batch.html").read_text()
+    assert "Àkótán" in lesson and "accumulation is that sum, weighted so it becomes" not in lesson
+    assert "ìkójọpọ̀ gradient ni àpapọ̀ yẹn, tí a pín kí ó lè di àròpín" in lesson
+    quiz = (tmp_path / "yo" / "notebooks" / "08_self_study_quiz.html").read_text()
+    assert "Ìdánwò fún ara rẹ: ìkójọpọ̀ gradient" in quiz
+    for page in ("index", "notebooks/01_accumulation_is_a_full_batch"):
+        assert "Ojú-ewé yìí kò tíì ní Yorùbá" not in (tmp_path / "yo" / f"{page}.html").read_text()
+    design = (tmp_path / "yo" / "design.html").read_text(encoding="utf-8")
+    assert "Ojú-ewé yìí kò tíì ní Yorùbá" in design  # no catalogue: English, with a note
+
+
+def test_every_translated_message_follows_the_glossary():
+    from gradacc_lessons.quiz.glossary import problems
+
+    found = []
+    for page in CATALOGUED:
+        po = LOCALES / "yo" / "LC_MESSAGES" / f"{page}.po"
+        for msgstr, _ in read_po(po).values():
+            found += [f"{page}: {p} in {msgstr[:60]!r}" for p in problems(msgstr)]
+    assert not found, "\n".join(found)
