@@ -201,8 +201,8 @@ def test_both_sandboxes_hold_for_an_instructor_who_is_not_root(course):
 
 
 # Writes three files of 120 MiB (each under RLIMIT_FSIZE) into its working folder and, in the
-# kernel, into the folder of its sockets (named by its connection file, `-f`): both were
-# folders on the grader's disk, with no bound on the total.
+# kernel, into the folder of its sockets: both were folders on the grader's disk, with no
+# bound on the total.
 FILL = """
 import json, os, sys
 def fill(folder):
@@ -217,8 +217,9 @@ def fill(folder):
             return [written, error.strerror]
     return [written, None]
 found = {"work": fill("."), "work_size": os.statvfs(".").f_blocks * os.statvfs(".").f_frsize >> 20}
-if "-f" in sys.argv:
-    found["sockets"] = fill(os.path.dirname(sys.argv[sys.argv.index("-f") + 1]))
+from ipykernel.kernelapp import IPKernelApp
+if IPKernelApp.initialized():  # the kernel: the folder where it made its sockets
+    found["sockets"] = fill(os.path.dirname(IPKernelApp.instance().ip))
 """
 IN_KERNEL = """
 import json, sys
