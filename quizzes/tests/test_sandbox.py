@@ -242,7 +242,14 @@ def test_the_kernel_cannot_fill_the_graders_disk(course, tmp_path, user):
     submitted = course / "submitted" / "eve" / "quiz"
     submitted.mkdir(parents=True)
     (course / "autograded" / "eve" / "quiz").mkdir(parents=True)
-    cell = nbformat.v4.new_code_cell(FILL + "print(json.dumps(found))")
+    # its connection file: not in the folder removed under it (a slow kernel would write it
+    # there again, and die), and read-only
+    connection = """
+app = IPKernelApp.instance()
+found["beside"] = os.path.dirname(app.connection_file) == os.path.dirname(os.path.dirname(app.ip))
+found["writable"] = os.access(app.connection_file, os.W_OK)
+"""
+    cell = nbformat.v4.new_code_cell(FILL + connection + "print(json.dumps(found))")
     nbformat.write(nbformat.v4.new_notebook(cells=[cell]), submitted / "quiz.ipynb")
     command = [sys.executable, "-c", IN_KERNEL, str(course), str(tmp_path)]
     if user == "not root":
@@ -255,6 +262,7 @@ def test_the_kernel_cannot_fill_the_graders_disk(course, tmp_path, user):
     assert found["work_size"] == bound, found  # the home's tmpfs
     assert found["work"][0] <= bound and found["work"][1] == "No space left on device", found
     assert found["sockets"] == [0, "No such file or directory"], found
+    assert found["beside"] is True and found["writable"] is False, found
 
 
 def test_the_harness_cannot_fill_the_graders_disk(course):
