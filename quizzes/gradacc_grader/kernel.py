@@ -262,7 +262,10 @@ class SandboxKernelManager(KillUnheededInterrupts, AsyncKernelManager):
             raise SandboxError(f"refused to start a kernel: {'; '.join(problems)}")
         sockets.mkdir()
         self.transport, self.ip = "ipc", str(sockets / "kernel")
-        self.connection_file = str(sockets / "kernel.json")
+        # Read-only in the sandbox, beside the sockets' folder, never in it: the kernel reads
+        # it, and writes it again only if it is gone (once its sockets are moved, it would
+        # write into a removed folder, and die).
+        self.connection_file = str(folder / "kernel.json")
         self.kernel_spec.interrupt_mode = "message"  # SIGINT to bwrap would not reach it
         _, kw = await super()._async_pre_start_kernel(**kw)
         give_to_sandbox(folder)
@@ -270,7 +273,10 @@ class SandboxKernelManager(KillUnheededInterrupts, AsyncKernelManager):
         kernel += ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.ignore_cwd=True"]
         kw["cwd"] = str(folder)
         files = tuple(sorted(copies.iterdir()))
-        return self.sandbox().command(kernel, files, shared=(sockets,)), kw
+        command = self.sandbox().command(
+            kernel, files, shared=(sockets,), readonly=(Path(self.connection_file),)
+        )
+        return command, kw
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
         await super()._async_launch_kernel(kernel_cmd, **kw)
@@ -282,8 +288,8 @@ class SandboxKernelManager(KillUnheededInterrupts, AsyncKernelManager):
         Before any client connects and any cell runs, so only the kernel's own start-up
         writes there. A Unix socket is found by its file, wherever it is moved on the same
         disk; a folder that was removed takes no new file (ENOENT), even for the sandbox
-        that still has it bound. (The kernel read its connection file before it made its
-        sockets, and does not write it again: it holds what the kernel found.)
+        that still has it bound. The kernel's start-up goes on meanwhile: it makes nothing
+        more there (its connection file, which it checks after its sockets, is elsewhere).
         """
         shared = Path(self.ip).parent
         ports = (self.shell_port, self.iopub_port, self.stdin_port, self.control_port, self.hb_port)
@@ -302,7 +308,6 @@ class SandboxKernelManager(KillUnheededInterrupts, AsyncKernelManager):
             path.rename(private / path.name)
         shared.rmdir()
         self.ip = str(private / "kernel")
-        self.connection_file = str(private / "kernel.json")
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         await super()._async_cleanup_resources(restart)

@@ -38,7 +38,7 @@ from pathlib import Path
 from gradacc_grader.folders import remove_tree
 
 HOME = "/home/student"
-WORK = f"{HOME}/work"  # where the scratch folder appears inside the sandbox
+WORK = f"{HOME}/work"  # the working folder inside the sandbox (in the home's tmpfs)
 INSIDE = "/opt/gradacc"  # where inside/ (and, for root, bwrap) appear inside the sandbox
 NOBODY = 65534  # the user the code runs as when the grader is started as root
 MAX_RESULT_BYTES = 10_000_000  # the most a sandboxed process may send back
@@ -95,17 +95,21 @@ class Sandbox:
     deadline: float | None = None
     ready: list = field(default_factory=list, compare=False, repr=False)
 
-    def command(self, command: list[str], files: tuple = (), shared: tuple = ()) -> list[str]:
+    def command(
+        self, command: list[str], files: tuple = (), shared: tuple = (), readonly: tuple = ()
+    ) -> list[str]:
         """The command line that runs `command` in this sandbox, in its folder WORK.
 
         `files` appear read-only in WORK under their own names (the submitted notebook);
-        `shared` folders are bound writable at their own path (the kernel's sockets).
+        `shared` folders are bound writable at their own path (the kernel's sockets),
+        `readonly` files read-only at their own path (the kernel's connection file).
         """
         limits = [*_limit_args(self.limits), "--"]
         if self.unsafe:
             return [*PYTHON, "-S", str(_INSIDE / "jail.py"), *limits, *command]
         jail = [*PYTHON, "-S", f"{INSIDE}/inside/jail.py", *limits]
-        return [*_bwrap_args(self, files, shared), "--", *_userns_guard(), *jail, *command]
+        bwrap = _bwrap_args(self, files, shared, readonly)
+        return [*bwrap, "--", *_userns_guard(), *jail, *command]
 
     def seconds_left(self, margin: float = 0.0) -> float:
         """Seconds until the deadline less `margin` (at least 0); without one, the CPU limit.
@@ -245,7 +249,7 @@ def readonly_paths() -> list[Path]:
     return sorted(paths)
 
 
-def _bwrap_args(sandbox: Sandbox, files: tuple, shared: tuple[Path, ...]) -> list[str]:
+def _bwrap_args(sandbox: Sandbox, files: tuple, shared: tuple, readonly: tuple) -> list[str]:
     size = str(sandbox.limits.tmpfs_bytes)
     args = [find_bwrap(), *_system_binds(), "--dev", "/dev", "--proc", "/proc"]
     # /dev is a tmpfs as large as half the machine's memory, writable when the grader is not
@@ -254,7 +258,7 @@ def _bwrap_args(sandbox: Sandbox, files: tuple, shared: tuple[Path, ...]) -> lis
     args += ["--remount-ro", "/dev"]
     # Writable by anyone inside, like a real /tmp: the code may run as `nobody`.
     args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
-    args += _parents([HOME, *readonly_paths(), f"{INSIDE}/inside", *shared])
+    args += _parents([HOME, *readonly_paths(), f"{INSIDE}/inside", *shared, *readonly])
     # WORK lies in the home's tmpfs: what the code writes there is bounded with the home,
     # never on the grader's disk (a folder bound from the disk let one student fill it).
     args += ["--perms", "1777", "--size", size, "--tmpfs", HOME, "--perms", "1777", "--dir", WORK]
@@ -265,6 +269,8 @@ def _bwrap_args(sandbox: Sandbox, files: tuple, shared: tuple[Path, ...]) -> lis
     args += ["--ro-bind", str(_INSIDE), f"{INSIDE}/inside", "--chdir", WORK]
     for folder in shared:
         args += ["--bind", str(folder), str(folder)]
+    for path in readonly:
+        args += ["--ro-bind", str(path), str(path)]
     args += ["--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     args += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--clearenv"]
     args += _environment()

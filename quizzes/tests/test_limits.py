@@ -87,10 +87,10 @@ for _ in range(12):  # 3 MiB, a quarter MiB at a time: each piece a message of i
 """
 KILL = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"
 # Before the loop's answer, in its cell: files of 120 MiB each (under RLIMIT_FSIZE) in the
-# working folder and, in the kernel, in the folder of its sockets (named by its connection
-# file): both were folders on the grader's disk, with no bound on the total. The answer is
-# defined only when the total was bounded, so the re-check (its harness runs the cell
-# again) scores the loop only if the harness's folder is bounded too.
+# working folder and, in the kernel, in the folder of its sockets: both were folders on the
+# grader's disk, with no bound on the total. The answer is defined only when the total was
+# bounded, so the re-check (its harness runs the cell again) scores the loop only if the
+# harness's folder is bounded too.
 DISK = """
 import json, os, sys
 def fill(folder):
@@ -105,8 +105,9 @@ def fill(folder):
             return [written, error.strerror]
     return [written, None]
 found = {"work": fill(".")}
-if "-f" in sys.argv:  # the kernel
-    found["sockets"] = fill(os.path.dirname(sys.argv[sys.argv.index("-f") + 1]))
+from ipykernel.kernelapp import IPKernelApp
+if IPKernelApp.initialized():  # the kernel: the folder where it made its sockets
+    found["sockets"] = fill(os.path.dirname(IPKernelApp.instance().ip))
 print("DISK", json.dumps(found))
 assert found["work"][0] <= BOUND, "the working folder is not bounded"
 """.replace("BOUND", str(Limits.tmpfs_bytes >> 20))

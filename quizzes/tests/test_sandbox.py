@@ -201,8 +201,8 @@ def test_both_sandboxes_hold_for_an_instructor_who_is_not_root(course):
 
 
 # Writes three files of 120 MiB (each under RLIMIT_FSIZE) into its working folder and, in the
-# kernel, into the folder of its sockets (named by its connection file, `-f`): both were
-# folders on the grader's disk, with no bound on the total.
+# kernel, into the folder of its sockets: both were folders on the grader's disk, with no
+# bound on the total.
 FILL = """
 import json, os, sys
 def fill(folder):
@@ -217,8 +217,9 @@ def fill(folder):
             return [written, error.strerror]
     return [written, None]
 found = {"work": fill("."), "work_size": os.statvfs(".").f_blocks * os.statvfs(".").f_frsize >> 20}
-if "-f" in sys.argv:
-    found["sockets"] = fill(os.path.dirname(sys.argv[sys.argv.index("-f") + 1]))
+from ipykernel.kernelapp import IPKernelApp
+if IPKernelApp.initialized():  # the kernel: the folder where it made its sockets
+    found["sockets"] = fill(os.path.dirname(IPKernelApp.instance().ip))
 """
 IN_KERNEL = """
 import json, sys
@@ -241,7 +242,14 @@ def test_the_kernel_cannot_fill_the_graders_disk(course, tmp_path, user):
     submitted = course / "submitted" / "eve" / "quiz"
     submitted.mkdir(parents=True)
     (course / "autograded" / "eve" / "quiz").mkdir(parents=True)
-    cell = nbformat.v4.new_code_cell(FILL + "print(json.dumps(found))")
+    # its connection file: not in the folder removed under it (a slow kernel would write it
+    # there again, and die), and read-only
+    connection = """
+app = IPKernelApp.instance()
+found["beside"] = os.path.dirname(app.connection_file) == os.path.dirname(os.path.dirname(app.ip))
+found["writable"] = os.access(app.connection_file, os.W_OK)
+"""
+    cell = nbformat.v4.new_code_cell(FILL + connection + "print(json.dumps(found))")
     nbformat.write(nbformat.v4.new_notebook(cells=[cell]), submitted / "quiz.ipynb")
     command = [sys.executable, "-c", IN_KERNEL, str(course), str(tmp_path)]
     if user == "not root":
@@ -254,6 +262,7 @@ def test_the_kernel_cannot_fill_the_graders_disk(course, tmp_path, user):
     assert found["work_size"] == bound, found  # the home's tmpfs
     assert found["work"][0] <= bound and found["work"][1] == "No space left on device", found
     assert found["sockets"] == [0, "No such file or directory"], found
+    assert found["beside"] is True and found["writable"] is False, found
 
 
 def test_the_harness_cannot_fill_the_graders_disk(course):
