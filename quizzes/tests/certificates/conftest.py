@@ -35,6 +35,30 @@ def give_settings():
     return settle
 
 
+@pytest.fixture
+def certify(capsys):
+    """``certify(*args)``: gradacc-certify run in this process: (exit status, stdout, stderr)."""
+    from gradacc_grader.certify import main
+
+    def run(*args):
+        status = main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return run
+
+
+@pytest.fixture
+def certify_output(certify):
+    """``certify_output(*args)``: as ``certify``, with stdout and stderr as one text."""
+
+    def run(*args):
+        status, out, err = certify(*args)
+        return status, out + err
+
+    return run
+
+
 @pytest.fixture(autouse=True)
 def verifier_state(tmp_path, monkeypatch):
     """Where ``verify`` remembers the registries it has seen: a folder of each test's own."""

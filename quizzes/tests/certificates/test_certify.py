@@ -15,7 +15,6 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_public_key
 from gradacc_grader.certificates.registry import Registry
 from gradacc_grader.certificates.settings import read_settings
-from gradacc_grader.certify import main
 
 CLASS = {
     "ada": (7.0, 3.0, "Ada Lovelace"),  # 10 of 10
@@ -25,20 +24,12 @@ CLASS = {
 }
 
 
-def certify(capsys, *args):
-    """Run the console command in this process: (exit status, stdout, stderr)."""
-    status = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 @pytest.fixture
-def issued(tmp_path, capsys, fill_gradebook):
+def issued(tmp_path, certify, fill_gradebook):
     """A graded class, a key pair, and the certificates issued to it."""
     course = fill_gradebook(tmp_path / "course", "final", CLASS)
-    assert certify(capsys, "keygen", "--out", tmp_path / "keys")[0] == 0
+    assert certify("keygen", "--out", tmp_path / "keys")[0] == 0
     status, out, err = certify(
-        capsys,
         "issue",
         "final",
         "--course",
@@ -57,9 +48,8 @@ def certificate_of(tmp_path, student):
     return path
 
 
-def verify(capsys, tmp_path, *args):
+def verify(certify, tmp_path, *args):
     return certify(
-        capsys,
         "verify",
         *args,
         "--public-key",
@@ -87,22 +77,22 @@ def test_a_certificate_is_signed_by_the_issuer_key_over_its_exact_text(issued):
     assert json.loads(document["signed"]) == document["certificate"]
 
 
-def test_a_valid_certificate_verifies_with_its_facts(issued, capsys):
+def test_a_valid_certificate_verifies_with_its_facts(issued, certify):
     tmp_path, _, _ = issued
-    status, out, _ = verify(capsys, tmp_path, certificate_of(tmp_path, "bob"))
+    status, out, _ = verify(certify, tmp_path, certificate_of(tmp_path, "bob"))
     assert status == 0
     assert "VALID" in out and "Bob Kahn" in out and "7 of 10" in out
     assert "listed, not revoked" in out
 
 
-def test_a_certificate_saved_again_by_an_editor_still_verifies(issued, capsys):
+def test_a_certificate_saved_again_by_an_editor_still_verifies(issued, certify):
     # another indentation, escaped accents, CRLF line ends and a byte order mark change no fact
     tmp_path, _, _ = issued
     path = certificate_of(tmp_path, "dee")
     document = json.loads(path.read_text("utf-8"))
     text = json.dumps(document, indent=4, ensure_ascii=True).replace("\n", "\r\n")
     path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
-    status, out, _ = verify(capsys, tmp_path, path)
+    status, out, _ = verify(certify, tmp_path, path)
     assert status == 0 and "Adébáyọ̀ Ọlọ́run" in out
 
 
@@ -111,7 +101,7 @@ def test_a_certificate_saved_again_by_an_editor_still_verifies(issued, capsys):
     [("name", "Mallory Lovelace"), ("score", 10.0), ("date", "2020-01-01"), ("assignment", "x")],
 )
 @pytest.mark.parametrize("where", ["readable copy", "signed text", "both"])
-def test_an_altered_fact_fails(issued, capsys, field, value, where):
+def test_an_altered_fact_fails(issued, certify, field, value, where):
     tmp_path, _, _ = issued
     path = certificate_of(tmp_path, "bob")
     document = json.loads(path.read_text("utf-8"))
@@ -122,20 +112,19 @@ def test_an_altered_fact_fails(issued, capsys, field, value, where):
         record[field] = value
         document["signed"] = json.dumps(record, sort_keys=True, separators=(",", ":"))
     path.write_text(json.dumps(document), "utf-8")
-    status, out, _ = verify(capsys, tmp_path, path)
+    status, out, _ = verify(certify, tmp_path, path)
     assert status == 1
     assert out.startswith("INVALID:") and out.count("\n") == 1
     reason = "readable copy was changed" if where == "readable copy" else "signature does not match"
     assert reason in out
 
 
-def test_a_certificate_of_another_key_fails(issued, capsys, tmp_path_factory):
+def test_a_certificate_of_another_key_fails(issued, certify, tmp_path_factory):
     tmp_path, course, _ = issued
     other = tmp_path_factory.mktemp("other")
-    certify(capsys, "keygen", "--out", other / "keys")
+    certify("keygen", "--out", other / "keys")
     # a forger's certificate, issued from the same gradebook with the forger's key
     status, _, _ = certify(
-        capsys,
         "issue",
         "final",
         "--course",
@@ -149,16 +138,16 @@ def test_a_certificate_of_another_key_fails(issued, capsys, tmp_path_factory):
     )
     assert status == 0
     (forged,) = (other / "out/ada").glob("*.json")
-    status, out, _ = verify(capsys, tmp_path, forged)
+    status, out, _ = verify(certify, tmp_path, forged)
     assert status == 1 and "signature does not match" in out
     # and the genuine one does not verify with the forger's public key
     status, out, _ = certify(
-        capsys, "verify", certificate_of(tmp_path, "ada"), "--public-key", other / "keys/issuer.pub"
+        "verify", certificate_of(tmp_path, "ada"), "--public-key", other / "keys/issuer.pub"
     )
     assert status == 1 and "signature does not match" in out
 
 
-def test_issuing_twice_gives_no_duplicates(issued, capsys):
+def test_issuing_twice_gives_no_duplicates(issued, certify):
     tmp_path, course, first = issued
 
     def files():
@@ -167,7 +156,6 @@ def test_issuing_twice_gives_no_duplicates(issued, capsys):
     before = files()
     assert len(before) == 6  # a JSON file and a PDF for each of three students
     status, second, _ = certify(
-        capsys,
         "issue",
         "final",
         "--course",
@@ -183,12 +171,11 @@ def test_issuing_twice_gives_no_duplicates(issued, capsys):
         assert registry.execute("SELECT count(*) FROM certificates").fetchone() == (3,)
 
 
-def test_a_revoked_certificate_fails_by_file_and_by_id(issued, capsys):
+def test_a_revoked_certificate_fails_by_file_and_by_id(issued, certify):
     tmp_path, course, _ = issued
     path = certificate_of(tmp_path, "dee")
     certificate_id = json.loads(path.read_text("utf-8"))["certificate"]["id"]
     status, out, _ = certify(
-        capsys,
         "revoke",
         certificate_id,
         "--registry",
@@ -199,16 +186,15 @@ def test_a_revoked_certificate_fails_by_file_and_by_id(issued, capsys):
         "copied the final",
     )
     assert status == 0, out
-    status, out, _ = verify(capsys, tmp_path, path)
+    status, out, _ = verify(certify, tmp_path, path)
     assert status == 1 and "revoked" in out and "copied the final" in out
-    status, out, _ = verify(capsys, tmp_path, "--id", certificate_id)
+    status, out, _ = verify(certify, tmp_path, "--id", certificate_id)
     assert status == 1 and "revoked" in out
     # the published registry says so too
     published = tmp_path / "registry.json"
     export = ["export", "--registry", course / "certificates.sqlite", "--out", published]
-    assert certify(capsys, *export, "--key", tmp_path / "keys/issuer.key")[0] == 0
+    assert certify(*export, "--key", tmp_path / "keys/issuer.key")[0] == 0
     status, out, _ = certify(
-        capsys,
         "verify",
         "--id",
         certificate_id,
@@ -220,31 +206,30 @@ def test_a_revoked_certificate_fails_by_file_and_by_id(issued, capsys):
     assert status == 1 and "revoked" in out
 
 
-def test_an_id_verifies_alone_as_typed_and_a_typo_shows(issued, capsys):
+def test_an_id_verifies_alone_as_typed_and_a_typo_shows(issued, certify):
     tmp_path, _, _ = issued
     certificate_id = json.loads(certificate_of(tmp_path, "ada").read_text("utf-8"))["certificate"][
         "id"
     ]
     typed = certificate_id.lower().replace("-", " ")
-    status, out, _ = verify(capsys, tmp_path, "--id", typed)
+    status, out, _ = verify(certify, tmp_path, "--id", typed)
     assert status == 0 and "Ada Lovelace" in out
     swapped = certificate_id[1] + certificate_id[0] + certificate_id[2:]
     if swapped != certificate_id:
-        status, out, _ = verify(capsys, tmp_path, "--id", swapped)
+        status, out, _ = verify(certify, tmp_path, "--id", swapped)
         assert status == 1 and "mistyped" in out
 
 
-def test_a_valid_looking_id_the_registry_does_not_hold_is_unknown(issued, capsys):
+def test_a_valid_looking_id_the_registry_does_not_hold_is_unknown(issued, certify):
     tmp_path, _, _ = issued
-    status, out, _ = verify(capsys, tmp_path, "--id", "7K3M-Q9XT-2HPW")
+    status, out, _ = verify(certify, tmp_path, "--id", "7K3M-Q9XT-2HPW")
     assert status == 1 and "unknown ID" in out
 
 
-def test_below_the_pass_mark_nobody_gets_one(tmp_path, capsys, fill_gradebook):
+def test_below_the_pass_mark_nobody_gets_one(tmp_path, certify, fill_gradebook):
     course = fill_gradebook(tmp_path / "course", "final", {"cyd": (6.0, 0.5, "Cyd C")})
-    certify(capsys, "keygen", "--out", tmp_path / "keys")
+    certify("keygen", "--out", tmp_path / "keys")
     status, out, _ = certify(
-        capsys,
         "issue",
         "final",
         "--course",
@@ -262,10 +247,9 @@ def test_below_the_pass_mark_nobody_gets_one(tmp_path, capsys, fill_gradebook):
         assert registry.execute("SELECT count(*) FROM certificates").fetchone() == (0,)
 
 
-def test_a_higher_pass_mark_leaves_out_who_misses_it(issued, capsys):
+def test_a_higher_pass_mark_leaves_out_who_misses_it(issued, certify):
     tmp_path, course, _ = issued
     status, out, _ = certify(
-        capsys,
         "issue",
         "final",
         "--course",
@@ -283,16 +267,15 @@ def test_a_higher_pass_mark_leaves_out_who_misses_it(issued, capsys):
     assert sorted(p.name for p in (tmp_path / "out2").iterdir()) == ["ada"]
 
 
-def test_pending_hand_grading_issues_nothing_and_says_who(tmp_path, capsys, fill_gradebook):
+def test_pending_hand_grading_issues_nothing_and_says_who(tmp_path, certify, fill_gradebook):
     students = {
         "ada": (7.0, 3.0, "Ada L"),
         "bob": (7.0, None, "Bob K"),
         "eve": (7.0, None, "Eve M"),
     }
     course = fill_gradebook(tmp_path / "course", "final", students)
-    certify(capsys, "keygen", "--out", tmp_path / "keys")
+    certify("keygen", "--out", tmp_path / "keys")
     status, out, err = certify(
-        capsys,
         "issue",
         "final",
         "--course",
@@ -308,10 +291,9 @@ def test_pending_hand_grading_issues_nothing_and_says_who(tmp_path, capsys, fill
     assert not (course / "certificates.sqlite").exists()
 
 
-def test_a_self_learner_is_issued_alone(issued, capsys):
+def test_a_self_learner_is_issued_alone(issued, certify):
     tmp_path, course, _ = issued
     status, out, _ = certify(
-        capsys,
         "issue",
         "final",
         "--course",
@@ -329,32 +311,31 @@ def test_a_self_learner_is_issued_alone(issued, capsys):
     assert [p.name for p in (tmp_path / "solo").iterdir()] == ["dee"]
 
 
-def test_the_published_registry_holds_no_student_ids(issued, capsys):
+def test_the_published_registry_holds_no_student_ids(issued, certify):
     tmp_path, course, _ = issued
     published = tmp_path / "registry.json"
     export = ["export", "--registry", course / "certificates.sqlite", "--out", published]
-    assert certify(capsys, *export, "--key", tmp_path / "keys/issuer.key")[0] == 0
+    assert certify(*export, "--key", tmp_path / "keys/issuer.key")[0] == 0
     text = published.read_text("utf-8")
     assert len(json.loads(json.loads(text)["signed"])["certificates"]) == 3
     assert '"ada"' not in text and '"student"' not in text
 
 
-def test_keygen_keeps_the_private_key_private_and_never_overwrites(tmp_path, capsys):
-    status, _, _ = certify(capsys, "keygen", "--out", tmp_path / "keys")
+def test_keygen_keeps_the_private_key_private_and_never_overwrites(tmp_path, certify):
+    status, _, _ = certify("keygen", "--out", tmp_path / "keys")
     assert status == 0
     assert (tmp_path / "keys/issuer.key").stat().st_mode & 0o777 == 0o600
     before = (tmp_path / "keys/issuer.key").read_bytes()
-    status, _, err = certify(capsys, "keygen", "--out", tmp_path / "keys")
+    status, _, err = certify("keygen", "--out", tmp_path / "keys")
     assert status == 1 and "already exists" in err
     assert (tmp_path / "keys/issuer.key").read_bytes() == before
 
 
-def test_a_registry_refuses_another_issuer_key(issued, capsys, tmp_path_factory):
+def test_a_registry_refuses_another_issuer_key(issued, certify, tmp_path_factory):
     tmp_path, course, _ = issued
     other = tmp_path_factory.mktemp("other")
-    certify(capsys, "keygen", "--out", other)
+    certify("keygen", "--out", other)
     status, _, err = certify(
-        capsys,
         "issue",
         "final",
         "--course",
@@ -369,7 +350,6 @@ def test_a_registry_refuses_another_issuer_key(issued, capsys, tmp_path_factory)
         "id"
     ]
     status, _, err = certify(
-        capsys,
         "revoke",
         certificate_id,
         "--registry",
@@ -403,7 +383,7 @@ def test_the_printable_page_states_the_facts_and_its_qr_code_holds_the_address(i
     assert code.text == f"{settings.verify_url}?id={facts['id']}"
 
 
-def test_the_committed_registry_of_the_page_says_nothing_is_published_yet(tmp_path, capsys):
+def test_the_committed_registry_of_the_page_says_nothing_is_published_yet(tmp_path, certify):
     # quizzes/verify/registry.json stands for "nothing issued yet" until the host exports theirs
     committed = Path(__file__).resolve().parents[2] / "verify" / "registry.json"
     assert json.loads(committed.read_text("utf-8")) == {
@@ -411,9 +391,8 @@ def test_the_committed_registry_of_the_page_says_nothing_is_published_yet(tmp_pa
         "signed": None,
         "signature": None,
     }
-    assert certify(capsys, "keygen", "--out", tmp_path / "keys")[0] == 0
+    assert certify("keygen", "--out", tmp_path / "keys")[0] == 0
     status, out, _ = certify(
-        capsys,
         "verify",
         "--id",
         "7K3M-Q9XT-2HPW",
@@ -435,13 +414,12 @@ def test_the_registry_never_gives_one_id_twice(tmp_path):
             registry.add("0000-0000-0000", "gradacc", "final", "ada", entry)
 
 
-def test_a_name_the_fonts_cannot_draw_is_reported(tmp_path, capsys, fill_gradebook):
+def test_a_name_the_fonts_cannot_draw_is_reported(tmp_path, certify, fill_gradebook):
     # Noto Sans has no Chinese: the certificate is issued (the JSON is the proof), and the
     # instructor is told to give a font for the PDF
     course = fill_gradebook(tmp_path / "course", "final", {"wang": (7.0, 3.0, "王 小明")})
-    certify(capsys, "keygen", "--out", tmp_path / "keys")
-    status, out, _ = certify(
-        capsys, "issue", "final", "--course", course,
+    certify("keygen", "--out", tmp_path / "keys")
+    status, out, _ = certify("issue", "final", "--course", course,
         "--key", tmp_path / "keys/issuer.key", "--out", tmp_path / "out",
     )  # fmt: skip
     assert status == 0

@@ -11,7 +11,6 @@ import warnings
 from pathlib import Path
 
 import pytest
-from gradacc_grader.certify import main
 
 pytestmark = pytest.mark.slow
 
@@ -49,33 +48,26 @@ def grade_by_hand(course: Path, points: dict) -> list[str]:
     return sorted(waiting)
 
 
-def certify(capsys, *args):
-    status = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 def test_the_finals_sample_class_gets_certificates_for_the_honest_student_only(
-    tmp_path, capsys, give_settings
+    tmp_path, certify, give_settings
 ):
     course = tmp_path / "course"
     run(BIN / "gradacc-build", "--course", course, "--assignment", FINAL, "--sample-class",
         cwd=tmp_path)  # fmt: skip
     give_settings(course, FINAL)
     run(BIN / "gradacc-grade", "--course", course, FINAL, "--jobs", "2", cwd=tmp_path)
-    assert certify(capsys, "keygen", "--out", tmp_path / "keys")[0] == 0
+    assert certify("keygen", "--out", tmp_path / "keys")[0] == 0
     issue = ("issue", FINAL, "--course", course, "--key", tmp_path / "keys/issuer.key",
              "--out", tmp_path / "out")  # fmt: skip
-    status, _, err = certify(capsys, *issue)
+    status, _, err = certify(*issue)
     assert status == 1 and "pending for" in err and "sample-honest" in err
 
     assert "sample-honest" in grade_by_hand(course, {"sample-honest": True})
-    status, out, _ = certify(capsys, *issue)
+    status, out, _ = certify(*issue)
     assert status == 0, out
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["sample-honest"]
     (path,) = (tmp_path / "out/sample-honest").glob("*.json")
-    status, shown, _ = certify(
-        capsys, "verify", path, "--public-key", tmp_path / "keys/issuer.pub",
+    status, shown, _ = certify("verify", path, "--public-key", tmp_path / "keys/issuer.pub",
         "--registry", course / "certificates.sqlite",
     )  # fmt: skip
     assert status == 0 and f"assignment      {FINAL}" in shown

@@ -9,20 +9,11 @@ import json
 import sqlite3
 import unicodedata
 
-from gradacc_grader.certify import main
-
 ZWJ, RLO = "\u200d", "\u202e"
 
 
-def certify(capsys, *args):
-    status = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return status, out + err
-
-
-def issue(capsys, tmp_path, course, *extra):
-    return certify(
-        capsys,
+def issue(certify_output, tmp_path, course, *extra):
+    return certify_output(
         "issue",
         "final",
         "--course",
@@ -46,7 +37,7 @@ def issued_count(course) -> int:
 
 
 def test_a_name_a_certificate_cannot_state_is_refused_for_that_student_alone(
-    tmp_path, capsys, fill_gradebook
+    tmp_path, certify_output, fill_gradebook
 ):
     course = fill_gradebook(
         tmp_path / "course",
@@ -58,8 +49,8 @@ def test_a_name_a_certificate_cannot_state_is_refused_for_that_student_alone(
             "zoe": (7.0, 2.0, "Zoë Quist"),
         },
     )
-    assert certify(capsys, "keygen", "--out", tmp_path / "keys")[0] == 0
-    status, out = issue(capsys, tmp_path, course)
+    assert certify_output("keygen", "--out", tmp_path / "keys")[0] == 0
+    status, out = issue(certify_output, tmp_path, course)
     assert status == 0, out
     refusal = line_of(out, "mal")
     assert "refused: the name" in refusal and "U+202E RIGHT-TO-LEFT OVERRIDE" in refusal
@@ -74,16 +65,16 @@ def test_a_name_a_certificate_cannot_state_is_refused_for_that_student_alone(
     # once the name is corrected in the gradebook, issuing again gives Mal theirs
     with sqlite3.connect(course / "gradebook.db") as gradebook:
         gradebook.execute("UPDATE student SET first_name = 'Mallory' WHERE id = 'mal'")
-    status, out = issue(capsys, tmp_path, course)
+    status, out = issue(certify_output, tmp_path, course)
     assert status == 0 and line_of(out, "mal").endswith("issued")
     assert issued_count(course) == 4
 
 
-def test_a_name_is_stated_in_nfc_however_it_was_typed(tmp_path, capsys, fill_gradebook):
+def test_a_name_is_stated_in_nfc_however_it_was_typed(tmp_path, certify_output, fill_gradebook):
     typed = "Ade\u0301ba\u0301yo\u0323\u0300 Bello"  # every accent a combining character
     course = fill_gradebook(tmp_path / "course", "final", {"dee": (7.0, 3.0, typed)})
-    assert certify(capsys, "keygen", "--out", tmp_path / "keys")[0] == 0
-    status, out = issue(capsys, tmp_path, course)
+    assert certify_output("keygen", "--out", tmp_path / "keys")[0] == 0
+    status, out = issue(certify_output, tmp_path, course)
     assert status == 0, out
     (path,) = (tmp_path / "out/dee").glob("*.json")
     document = json.loads(path.read_text("utf-8"))
@@ -94,24 +85,26 @@ def test_a_name_is_stated_in_nfc_however_it_was_typed(tmp_path, capsys, fill_gra
     assert json.loads(document["signed"])["name"] == name
 
 
-def test_issuing_again_after_a_revocation_says_it_is_revoked(tmp_path, capsys, fill_gradebook):
+def test_issuing_again_after_a_revocation_says_it_is_revoked(
+    tmp_path, certify_output, fill_gradebook
+):
     course = fill_gradebook(
         tmp_path / "course",
         "final",
         {"ada": (7.0, 3.0, "Ada Lovelace"), "bob": (7.0, 2.0, "Bob Kahn")},
     )
-    assert certify(capsys, "keygen", "--out", tmp_path / "keys")[0] == 0
-    assert issue(capsys, tmp_path, course)[0] == 0
+    assert certify_output("keygen", "--out", tmp_path / "keys")[0] == 0
+    assert issue(certify_output, tmp_path, course)[0] == 0
     (path,) = (tmp_path / "out/bob").glob("*.json")
     bob = json.loads(path.read_text("utf-8"))["certificate"]["id"]
     revoke = ["revoke", bob, "--registry", course / "certificates.sqlite"]
-    status, _ = certify(
-        capsys, *revoke, "--key", tmp_path / "keys/issuer.key", "--reason", "copied the final"
+    status, _ = certify_output(
+        *revoke, "--key", tmp_path / "keys/issuer.key", "--reason", "copied the final"
     )
     assert status == 0
     for written in (tmp_path / "out/bob").iterdir():
         written.unlink()
-    status, out = issue(capsys, tmp_path, course)
+    status, out = issue(certify_output, tmp_path, course)
     assert status == 0, out
     line = line_of(out, "bob")
     assert bob in line and "revoked on " in line and "(copied the final)" in line
@@ -122,6 +115,6 @@ def test_issuing_again_after_a_revocation_says_it_is_revoked(tmp_path, capsys, f
     # below the pass mark now, and revoked: it says revoked, not "revoke it"
     with sqlite3.connect(course / "gradebook.db") as gradebook:
         gradebook.execute("UPDATE grade SET manual_score = 0")
-    status, out = issue(capsys, tmp_path, course, "--pass-mark", "0.8")
+    status, out = issue(certify_output, tmp_path, course, "--pass-mark", "0.8")
     assert "revoked on " in line_of(out, "bob")
     assert f"below the pass mark; holds {line_of(out, 'ada').split()[2]}" in line_of(out, "ada")

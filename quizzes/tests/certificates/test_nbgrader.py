@@ -12,7 +12,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from gradacc_grader.certify import main
 
 pytestmark = pytest.mark.slow
 
@@ -90,48 +89,42 @@ def grade_by_hand(course: Path, student: str, points: float) -> None:
             gradebook.db.commit()
 
 
-def certify(capsys, *args):
-    status = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
 @pytest.fixture
-def keys(tmp_path, capsys):
-    assert certify(capsys, "keygen", "--out", tmp_path / "keys")[0] == 0
+def keys(tmp_path, certify):
+    assert certify("keygen", "--out", tmp_path / "keys")[0] == 0
     return tmp_path / "keys"
 
 
-def verified(capsys, certificate: Path, keys: Path, registry: Path) -> str:
+def verified(certify, certificate: Path, keys: Path, registry: Path) -> str:
     status, out, _ = certify(
-        capsys, "verify", certificate, "--public-key", keys / "issuer.pub", "--registry", registry
+        "verify", certificate, "--public-key", keys / "issuer.pub", "--registry", registry
     )
     assert status == 0, out
     return out
 
 
 def test_a_class_autograded_by_nbgrader_gets_certificates_once_hand_grading_is_done(
-    tmp_path, keys, capsys, give_settings
+    tmp_path, keys, certify, give_settings
 ):
     course = new_course(tmp_path / "course", CLASS)
     give_settings(course, ASSIGNMENT)
     run(course, sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT)
     out = tmp_path / "out"
     issue = ("issue", ASSIGNMENT, "--course", course, "--key", keys / "issuer.key", "--out", out)
-    status, _, err = certify(capsys, *issue)
+    status, _, err = certify(*issue)
     assert status == 1 and "pending for ada:" in err
     assert not out.exists()
 
     grade_by_hand(course, "ada", 3.0)
-    assert certify(capsys, *issue)[0] == 0
+    assert certify(*issue)[0] == 0
     assert sorted(p.name for p in out.iterdir()) == ["ada", "cyd"]
     for student, score in (("ada", "10 of 10"), ("cyd", "7 of 10")):
         (path,) = (out / student).glob("*.json")
-        shown = verified(capsys, path, keys, course / "certificates.sqlite")
+        shown = verified(certify, path, keys, course / "certificates.sqlite")
         assert score in shown and "tinycourse" in shown
 
 
-def test_a_self_learner_is_graded_alone_and_issued_alone(tmp_path, keys, capsys, give_settings):
+def test_a_self_learner_is_graded_alone_and_issued_alone(tmp_path, keys, certify, give_settings):
     # the course's host, as CERTIFICATES.md says: a course that already graded a class (Ada,
     # hand-graded), then one learner's notebook graded like the class, alone, and issued alone.
     # The tiny assignment is nbgrader's own (no answer key from gradacc-build), so nbgrader
@@ -151,15 +144,15 @@ def test_a_self_learner_is_graded_alone_and_issued_alone(tmp_path, keys, capsys,
     run(course, sys.executable, "-m", "nbgrader", "autograde", ASSIGNMENT, "--student", LEARNER)
     out = tmp_path / "out"
     issue = ("issue", ASSIGNMENT, "--course", course, "--key", keys / "issuer.key", "--out", out)
-    status, _, err = certify(capsys, *issue, "--student", LEARNER)
+    status, _, err = certify(*issue, "--student", LEARNER)
     assert status == 1 and f"pending for {LEARNER}:" in err  # only the learner's grading counts
 
     grade_by_hand(course, LEARNER, 2.0)
-    assert certify(capsys, *issue, "--student", LEARNER)[0] == 0
+    assert certify(*issue, "--student", LEARNER)[0] == 0
     assert [p.name for p in out.iterdir()] == [LEARNER]
     (path,) = (out / LEARNER).glob("*.json")
-    shown = verified(capsys, path, keys, course / "certificates.sqlite")
+    shown = verified(certify, path, keys, course / "certificates.sqlite")
     assert "Ada Lovelace" in shown and "9 of 10" in shown
     # Ada's hand-graded total is still there: the learner's grading left the class alone
-    assert certify(capsys, *issue)[0] == 0
+    assert certify(*issue)[0] == 0
     assert sorted(p.name for p in out.iterdir()) == ["ada", LEARNER]
