@@ -34,7 +34,7 @@ from gradacc_lessons.quiz.attempts import (
     show_answer,
     tolerance_text,
 )
-from gradacc_lessons.quiz.language import LANGUAGES, Words, translated, words_for
+from gradacc_lessons.quiz.language import ENGLISH, LANGUAGES, Words, translated, words_for
 from gradacc_lessons.quiz.questions import LETTERS, AnyQuestion, Prediction, Question
 
 
@@ -96,15 +96,42 @@ def _check_questions(questions: Sequence[AnyQuestion]) -> list:
 # --- plain text: the terminal and scripts ---
 
 
-def _question_text(q: AnyQuestion, number: int, words: Words) -> str:
-    """A question as plain text: its number, prompt, and lettered choices or the tolerance.
+def _numbered(questions: list, words: Words, first_number: Any) -> list[tuple[str, Any]]:
+    """Each question with its title: "Question 6.", and its lesson when the quiz spans several.
+
+    A quiz asked in parts (the self-study quiz) passes `first_number` so that its numbers go
+    on from the part before, as the notebook's list of questions numbers them.
 
     >>> from gradacc_lessons.quiz.language import ENGLISH
     >>> from gradacc_lessons.quiz.questions import question
-    >>> print(_question_text(question("l1_scale"), 1, ENGLISH).splitlines()[-1])
+    >>> both = [question("l1_scale"), question("faq5_batchnorm")]
+    >>> [title for title, _ in _numbered(both, ENGLISH, first_number=6)]
+    ['Question 6. (lesson 1)', 'Question 7. (lesson 3)']
+    """
+    if isinstance(first_number, bool) or not isinstance(first_number, int) or first_number < 1:
+        raise ValueError(
+            f"first_number must be a whole number from 1, the first question's number, "
+            f"got {first_number!r}: e.g. first_number=6 for a second part after 5 questions"
+        )
+    several = len({q.lesson for q in questions}) > 1
+    titles = []
+    for number, q in enumerate(questions, start=first_number):
+        title = words.question.format(number=number)
+        if several:
+            title += f" ({words.lesson.format(lesson=q.lesson)})"
+        titles.append((title, q))
+    return titles
+
+
+def _question_text(q: AnyQuestion, title: str, words: Words) -> str:
+    """A question as plain text: its title, prompt, and lettered choices or the tolerance.
+
+    >>> from gradacc_lessons.quiz.language import ENGLISH
+    >>> from gradacc_lessons.quiz.questions import question
+    >>> print(_question_text(question("l1_scale"), "Question 1.", ENGLISH).splitlines()[-1])
         D. Divide it by the number of its own samples
     """
-    lines = [f"{words.question.format(number=number)} {q.prompt}"]
+    lines = [f"{title} {q.prompt}"]
     if isinstance(q, Prediction):
         lines.append(f"    {tolerance_text(q, words)}")
     else:
@@ -112,7 +139,7 @@ def _question_text(q: AnyQuestion, number: int, words: Words) -> str:
     return "\n".join(lines)
 
 
-def quiz_text(questions: Sequence[AnyQuestion], lang: str = "en") -> str:
+def quiz_text(questions: Sequence[AnyQuestion], lang: str = "en", first_number: int = 1) -> str:
     """All questions as plain text, with where to check the answers (where nothing can ask).
 
     >>> from gradacc_lessons.quiz.questions import question
@@ -120,7 +147,7 @@ def quiz_text(questions: Sequence[AnyQuestion], lang: str = "en") -> str:
     True
     """
     words, questions = words_for(lang), _check_questions(questions)
-    parts = [_question_text(q, n, words) for n, q in enumerate(questions, start=1)]
+    parts = [_question_text(q, t, words) for t, q in _numbered(questions, words, first_number)]
     return "\n\n".join([*parts, words.static_note])
 
 
@@ -142,6 +169,7 @@ def run_text_quiz(
     lang: str = "en",
     ask: Callable[[str], str] = input,
     say: Callable[[str], Any] = print,
+    first_number: int = 1,
 ) -> list[Attempt]:
     """Ask each question with `ask` (input by default), give feedback and the score.
 
@@ -154,8 +182,8 @@ def run_text_quiz(
     """
     words, questions = words_for(lang), _check_questions(questions)
     attempts: list[Attempt] = []
-    for number, q in enumerate(questions, start=1):
-        say(_question_text(q, number, words))
+    for title, q in _numbered(questions, words, first_number):
+        say(_question_text(q, title, words))
         attempt = _ask_until_over(q, ask, say, words)
         if attempt is None:
             break
@@ -239,7 +267,9 @@ def _feedback_html(said: Feedback) -> str:
     return f"{text}<pre><code>{html.escape(said.code)}</code></pre>"
 
 
-def build_quiz(questions: Sequence[AnyQuestion], lang: str = "en") -> QuizWidgets:
+def build_quiz(
+    questions: Sequence[AnyQuestion], lang: str = "en", first_number: int = 1
+) -> QuizWidgets:
     """The quiz as ipywidgets: a card per question (as given: draw them first), then the score.
 
     >>> from gradacc_lessons.quiz.questions import question
@@ -252,7 +282,8 @@ def build_quiz(questions: Sequence[AnyQuestion], lang: str = "en") -> QuizWidget
 
     quiz = QuizWidgets(None, _check_questions(questions), words_for(lang))
     quiz.score = _styled(widgets.HTML(), "gradacc-score")
-    cards = [_card(quiz, q, n, widgets) for n, q in enumerate(quiz.questions, start=1)]
+    numbered = _numbered(quiz.questions, quiz.words, first_number)
+    cards = [_card(quiz, q, title, widgets) for title, q in numbered]
     _show_score(quiz)
     quiz.box = _styled(
         widgets.VBox([widgets.HTML(_STYLE), *cards, quiz.score]), "gradacc-selfcheck"
@@ -272,11 +303,10 @@ def _show_score(quiz: QuizWidgets) -> None:
     quiz.score.value = f"<b>{html.escape(text)}</b>"
 
 
-def _card(quiz: QuizWidgets, q: AnyQuestion, number: int, widgets: Any) -> Any:
+def _card(quiz: QuizWidgets, q: AnyQuestion, title: str, widgets: Any) -> Any:
     """One question's card: prompt, answer input, Check and Show-the-answer, feedback."""
     words = quiz.words
-    title = html.escape(words.question.format(number=number))
-    prompt = widgets.HTML(f"<b>{title}</b> {html.escape(q.prompt)}")
+    prompt = widgets.HTML(f"<b>{html.escape(title)}</b> {html.escape(q.prompt)}")
     answer, parts = _answer_input(q, words, widgets)
     check_button = widgets.Button(description=words.check, button_style="primary")
     quiz.checks[q.id] = _styled(check_button, "gradacc-check")
@@ -361,7 +391,7 @@ def language_switch(quizzes: dict[str, QuizWidgets], lang: str) -> Any:
 # --- static HTML: where no kernel runs ---
 
 
-def quiz_html(questions: Sequence[AnyQuestion], lang: str = "en") -> str:
+def quiz_html(questions: Sequence[AnyQuestion], lang: str = "en", first_number: int = 1) -> str:
     """The quiz as static HTML: each question with its hint and its answer in collapsed blocks.
 
     >>> from gradacc_lessons.quiz.questions import question
@@ -369,14 +399,13 @@ def quiz_html(questions: Sequence[AnyQuestion], lang: str = "en") -> str:
     True
     """
     words, questions = words_for(lang), _check_questions(questions)
-    items = [_question_html(q, n, words) for n, q in enumerate(questions, start=1)]
+    items = [_question_html(q, t, words) for t, q in _numbered(questions, words, first_number)]
     note = f'<p class="gradacc-quiz-note"><i>{html.escape(words.static_note)}</i></p>'
     return f'<div class="gradacc-quiz-static" lang="{lang}">{note}{"".join(items)}</div>'
 
 
-def _question_html(q: AnyQuestion, number: int, words: Words) -> str:
-    title = html.escape(words.question.format(number=number))
-    parts = [f"<p><b>{title}</b> {html.escape(q.prompt)}</p>"]
+def _question_html(q: AnyQuestion, title: str, words: Words) -> str:
+    parts = [f"<p><b>{html.escape(title)}</b> {html.escape(q.prompt)}</p>"]
     if isinstance(q, Prediction):
         parts.append(f"<p><i>{html.escape(tolerance_text(q, words))}</i></p>")
     else:
@@ -440,6 +469,7 @@ def self_check(
     *,
     languages: Sequence[str] | None = None,
     seed: int | None = None,
+    first_number: int = 1,
 ) -> None:
     """Show the self-check quiz for `questions`: widgets where they render, else text.
 
@@ -448,6 +478,7 @@ def self_check(
         lang: "en", or "yo" for the FAQ in Yoruba.
         languages: offer a switch between these languages (e.g. ("en", "yo")), `lang` first.
         seed: the order of the choices; None draws a fresh order each time.
+        first_number: the first question's number, for a quiz asked in parts (lesson 8).
 
     In Yoruba it asks the FAQ (`faq_questions()`), the questions that have a Yoruba text:
 
@@ -459,14 +490,16 @@ def self_check(
     questions = _check_questions(questions)
     languages = _check_languages(lang, languages)
     rng = random.Random(_check_seed(seed))
+    _numbered(questions, ENGLISH, first_number)  # a bad first_number fails before drawing
     drawn = {code: _draw(questions, code, rng) for code in languages}
     if widgets_can_render():
         from gradacc_lessons.display import show_widget
 
-        quizzes = {code: build_quiz(drawn[code], code) for code in languages}
+        quizzes = {code: build_quiz(drawn[code], code, first_number) for code in languages}
         widget = quizzes[lang].box if len(quizzes) == 1 else language_switch(quizzes, lang)
-        show_widget(widget, "".join(quiz_html(drawn[code], code) for code in languages))
+        pages = [quiz_html(drawn[code], code, first_number) for code in languages]
+        show_widget(widget, "".join(pages))
     elif _stdin_is_interactive():
-        run_text_quiz(drawn[lang], lang)
+        run_text_quiz(drawn[lang], lang, first_number=first_number)
     else:
-        print(quiz_text(drawn[lang], lang))
+        print(quiz_text(drawn[lang], lang, first_number))
