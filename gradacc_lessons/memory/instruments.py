@@ -119,9 +119,7 @@ def peak_bytes_of(step: Callable[[], object], device: torch.device | str) -> int
     with _peak_tracker(device) as peak:
         step()
     if peak["bytes"] is None:
-        raise ValueError(
-            f"device={device} has no peak statistics; measure on 'cuda' or 'cpu'"
-        )
+        raise ValueError(f"device={device} has no peak statistics; measure on 'cuda' or 'cpu'")
     return peak["bytes"]
 
 
