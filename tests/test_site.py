@@ -50,9 +50,11 @@ PAGES = [
 WIDGET_REPR = re.compile(r"\b(VBox|HBox|IntSlider|FloatSlider|ToggleButtons|Output)\(")
 EXPLORER_CALL = re.compile(r"\b(accumulation_explorer|spread_explorer|budget_slider)\(")
 
-# Output areas with nothing to read or see: no text, no image, no table, no typeset math.
+# Output areas with nothing to read or see: no text, no image, no table, no typeset math. An
+# output folded until the reader opens it (the answer to a guess) is read from its text content.
 EMPTY_OUTPUTS = """() => [...document.querySelectorAll('.cell_output > *')]
-    .filter(o => !o.innerText.trim() && !o.querySelector('img, svg, table, mjx-container')
+    .filter(o => !(o.closest('details:not([open])') ? o.textContent : o.innerText).trim()
+                 && !o.querySelector('img, svg, table, mjx-container')
                  && o.tagName !== 'IMG')
     .map(o => o.outerHTML.slice(0, 200))"""
 # Math that MathJax left as raw TeX (Sphinx marks every formula with the class "math").
