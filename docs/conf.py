@@ -52,7 +52,7 @@ html_theme = "sphinx_book_theme"
 html_title = "gradacc: gradient accumulation, measured"
 html_context = {"default_mode": "light"}  # an empty stored mode logs a console error otherwise
 html_static_path = ["_static"]
-html_js_files = ["guide.js"]  # the front page's language switch and Listen button
+html_js_files = ["guide.js", "launch.js"]  # the guide's switch and Listen; the launch label
 html_css_files = ["gradacc.css"]  # the widgets' static snapshots: a margin, clickable summaries
 html_theme_options = {
     "repository_url": REPOSITORY.url,

@@ -27,7 +27,6 @@ from gradacc_lessons.accumulate import check_batch
 from gradacc_lessons.checks import as_count, as_positive
 from gradacc_lessons.memory import (
     MemoryReport,
-    MiB,
     format_bytes,
     measure_training_memory,
     repeat_samples,
@@ -177,7 +176,7 @@ def _measure_window(
 
 def _too_small_message(memory_budget: float, smallest: MemoryReport | None) -> str:
     def size(n: float) -> str:
-        return f"{int(n):,} bytes ({n / MiB:.3f} MiB)"
+        return f"{int(n):,} bytes ({format_bytes(n)})"
 
     if smallest is None:
         return (

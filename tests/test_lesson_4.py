@@ -32,6 +32,7 @@ VALUES = {
     "sequence": "[sequence, checkpointed]",
     "floor over one GPU": "floor_over_gpu",
     "per micro-batch and N": "[per_micro_batch, n_7b]",
+    "plan peak": "[plan.predicted_peak_bytes, plan.memory_budget, plan.report.floor_bytes]",
 }
 
 
@@ -148,3 +149,25 @@ def test_lesson_4_ends_with_the_self_check():
     code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert code[-1].source == LAST_CELL
     assert all(len(cell.source.splitlines()) <= 15 for cell in code[1:]), "keep cells short"
+
+
+@pytest.mark.slow
+def test_lesson_4_shows_one_peak_in_one_unit(lesson):
+    notebook, text, value = lesson
+    peak, budget, floor = value["plan peak"]
+    in_kib = f"{peak / 2**10:.4g} KiB"  # the lesson's unit for sizes under 1 MiB
+    assert peak < 2**20 and f"measured peak {in_kib}" in text  # the check after the plan
+    slider = next(
+        output["data"]["text/html"]
+        for cell in notebook.cells
+        if "budget_slider(" in cell.source
+        for output in cell.outputs
+        if "text/html" in output.get("data", {})
+    )
+    assert f"measured peak {in_kib}" in slider  # the slider, at the same budget, says the same
+    # no size under 1 MiB written in MiB ("0.860 MiB"), in the prints or the slider
+    assert not re.search(r"\b0\.\d+ MiB", text + slider.split("measured peak")[1])
+    # The slider's "no plan" starts above the floor: a one-sample window peaks higher.
+    assert floor < peak <= budget
+    match = re.search(r"one window of the CNN on \w+: ([\d.]+) (KiB|MiB)", text)
+    assert match and float(match.group(1)) > 0  # the package's peak recipe, on this device

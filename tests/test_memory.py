@@ -357,8 +357,11 @@ def test_reports_read_well():
     for word in ("peak", "parameters", "gradients", "optimizer", "activations", "profiler"):
         assert word in html and word in text
     assert f"<td>{report.peak_bytes:,}</td>" in html
-    assert text.splitlines()[2].split() == ["peak", f"{report.peak_bytes:,}",
-                                            f"{report.peak_bytes / 2**20:.3f}"]  # fmt: skip
+    part, exact, size, unit = text.splitlines()[2].split()
+    assert (part, exact) == ("peak", f"{report.peak_bytes:,}")
+    scale = {"B": 1, "KiB": 2**10, "MiB": 2**20}[unit]  # the size in one unit, 4 digits
+    assert 1 <= float(size) < 1024
+    assert float(size) * scale == pytest.approx(report.peak_bytes, rel=5e-4)
 
 
 def test_devices_without_peak_statistics_fall_back_to_the_sum_of_the_parts():
@@ -367,3 +370,34 @@ def test_devices_without_peak_statistics_fall_back_to_the_sum_of_the_parts():
     with memory._peak_tracker(torch.device("mps")) as peak:
         pass
     assert peak["bytes"] is None and "no peak statistics" in peak["method"]
+
+
+def test_peak_bytes_of_a_function_counts_what_it_allocates_at_once():
+    # 3 tensors of 1 MiB alive together, then freed: the peak is 3 MiB (plus the sum's
+    # few bytes), whatever the process held before.
+    ballast = torch.ones(2**20)
+
+    def step():
+        held = [torch.ones(2**18) for _ in range(3)]  # 3 x 2**18 float32 = 3 MiB
+        return sum(t.sum() for t in held)
+
+    peak = memory.peak_bytes_of(step, "cpu")
+    assert 3 * 2**20 <= peak < 3 * 2**20 + 2**12
+    assert ballast.sum() > 0
+    with pytest.raises(ValueError, match="no peak statistics"):
+        memory.peak_bytes_of(step, "meta")
+    with pytest.raises(ValueError, match="step must be a function"):
+        memory.peak_bytes_of(3, "cpu")
+
+
+def test_peak_bytes_of_on_a_gpu_is_the_allocators_recipe(monkeypatch):
+    # No GPU here: the CUDA calls, in their order, on a stand-in allocator.
+    calls = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: calls.append("sync"))
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda device=None: 1000)
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda device=None: 7000)
+    monkeypatch.setattr(
+        torch.cuda, "reset_peak_memory_stats", lambda device=None: calls.append("reset")
+    )
+    assert memory.peak_bytes_of(lambda: calls.append("step"), "cuda") == 6000
+    assert calls == ["sync", "reset", "step", "sync"]

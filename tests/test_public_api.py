@@ -45,6 +45,7 @@ from gradacc_lessons.demos import (
     loss_weighting,
     pipeline,
     pitfalls,
+    same_training,
     sharding,
     token_pitfalls,
     training,
@@ -406,6 +407,21 @@ BAD = {
         ("batches", lambda: loops.full_batch_loop(plain(), sgd(plain()), F.cross_entropy, [])),
     ],
     "demos.loops.count_steps": [("train", lambda: loops.count_steps(sgd(plain()), None))],
+    "demos.same_training.compare_loops": [
+        ("accumulation_steps", lambda: same_training.compare_loops(
+            plain(), F.cross_entropy, pairs(), 0)),
+        ("model", lambda: same_training.compare_loops("mlp", F.cross_entropy, pairs(), 2)),
+    ],
+    "demos.same_training.same_training": [
+        ("micro_batches", lambda: same_training.same_training(
+            plain(), F.cross_entropy, X, Y, 0, 2)),
+        ("optimizers", lambda: same_training.same_training(
+            plain(), F.cross_entropy, X, Y, 4, 2, optimizers=[])),
+    ],
+    "memory.instruments.peak_bytes_of": [
+        ("step", lambda: memory.peak_bytes_of(None, "cpu")),
+        ("device", lambda: memory.peak_bytes_of(lambda: None, "meta")),
+    ],
     "demos.pitfalls.uneven_sizes": [
         ("accumulation_steps", lambda: pitfalls.uneven_sizes(8, True, 0.5)),
         ("spread", lambda: pitfalls.uneven_sizes(8, 2, 1.0)),
@@ -965,6 +981,11 @@ CALLS = {
     "demos.loops.full_batch_loop": lambda: loops.full_batch_loop(
         plain(), sgd(plain()), F.cross_entropy, pairs(2)),
     "demos.loops.count_steps": lambda: loops.count_steps(sgd(plain()), lambda: None),
+    "demos.same_training.compare_loops": lambda: same_training.compare_loops(
+        BN, F.cross_entropy, pairs(), 2),
+    "demos.same_training.same_training": lambda: same_training.same_training(
+        BN, F.cross_entropy, X, Y, 4, 2),
+    "memory.instruments.peak_bytes_of": lambda: memory.peak_bytes_of(lambda: X.sum(), "cpu"),
     "demos.pitfalls.uneven_sizes": lambda: pitfalls.uneven_sizes(16, 4, 0.5),
     "demos.pitfalls.classification_problem": lambda: pitfalls.classification_problem(16),
     "demos.pitfalls.record": lambda: pitfalls.record(

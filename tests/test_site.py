@@ -26,7 +26,7 @@ import pytest
 from playwright.sync_api import sync_playwright
 
 from tools.course_config import course_repository
-from tools.site import lesson_paths
+from tools.site import GUESS_FIRST, lesson_paths
 from tools.system_tools import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(1800)]
@@ -50,14 +50,24 @@ PAGES = [
 WIDGET_REPR = re.compile(r"\b(VBox|HBox|IntSlider|FloatSlider|ToggleButtons|Output)\(")
 EXPLORER_CALL = re.compile(r"\b(accumulation_explorer|spread_explorer|budget_slider)\(")
 
-# Output areas with nothing to read or see: no text, no image, no table, no typeset math.
+# Output areas with nothing to read or see: no text, no image, no table, no typeset math. An
+# output folded until the reader opens it (the answer to a guess) is read from its text content.
 EMPTY_OUTPUTS = """() => [...document.querySelectorAll('.cell_output > *')]
-    .filter(o => !o.innerText.trim() && !o.querySelector('img, svg, table, mjx-container')
+    .filter(o => !(o.closest('details:not([open])') ? o.textContent : o.innerText).trim()
+                 && !o.querySelector('img, svg, table, mjx-container')
                  && o.tagName !== 'IMG')
     .map(o => o.outerHTML.slice(0, 200))"""
 # Math that MathJax left as raw TeX (Sphinx marks every formula with the class "math").
 RAW_MATH = """() => [...document.querySelectorAll('.math')]
     .filter(m => !m.querySelector('mjx-container')).map(m => m.innerText.slice(0, 80))"""
+# Elements whose content is wider than their box and that do not scroll: cut off, or spilling
+# out of the column. Inline elements and MathJax's glyph boxes (a pixel of italic overhang) aside.
+CUT_OFF = """() => [...document.querySelectorAll('.bd-article *')]
+    .filter(e => !e.closest('.math') && e.clientWidth > 0)
+    .filter(e => { const style = getComputedStyle(e);
+                   return style.display !== 'inline' && e.scrollWidth > e.clientWidth + 1
+                          && !['auto', 'scroll'].includes(style.overflowX); })
+    .map(e => `${e.tagName}.${e.className}: ${(e.textContent || '').slice(0, 80)}`)"""
 BROKEN_IMAGES = """() => [...document.querySelectorAll('img')]
     .filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src.slice(0, 80))"""
 
@@ -233,3 +243,57 @@ def test_each_explorer_shows_its_snapshot(visit, page_path):
     if "accumulation_explorer(" in LESSONS[page_path].read_text():
         figure = snapshots.locator("img[src^='data:image/png;base64,']")
         assert figure.count() == 1 and figure.evaluate("i => i.naturalWidth") > 100
+
+
+@pytest.mark.parametrize("width", [1280, 390])  # a laptop, a phone
+@pytest.mark.parametrize("page_path", [*LESSONS, "index.html"])
+def test_nothing_is_cut_off_wide_outputs_and_tables_scroll(browser, base_url, page_path, width):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(base_url + page_path, wait_until="networkidle")
+        page.evaluate("() => window.MathJax?.startup?.promise")
+        assert page.evaluate(CUT_OFF) == [], f"{page_path} at {width} px: cut off"
+        # and a wide output does scroll inside its own box, within the column
+        column = page.locator(".bd-article").bounding_box()
+        for box in page.locator(".cell_output .output").all():
+            bounds = box.bounding_box()
+            if bounds:
+                assert bounds["x"] + bounds["width"] <= column["x"] + column["width"] + 1
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(
+    "page_path", [p for p, path in LESSONS.items() if GUESS_FIRST in path.read_text()]
+)
+def test_an_answer_to_guess_stays_folded_until_opened(visit, page_path):
+    page = visit(page_path).page
+    asks = page.locator("p", has_text=GUESS_FIRST)
+    assert asks.count() >= 1
+    for index in range(asks.count()):
+        # the cell right after the question: its code shows, its output waits behind a button
+        cell = asks.nth(index).locator("xpath=following::div[contains(@class, 'cell ')][1]")
+        output = cell.locator(".cell_output")
+        assert cell.locator(".cell_input").is_visible()
+        assert not output.is_visible(), f"{page_path}: the answer shows before the guess"
+        cell.locator("details > summary").click()
+        assert output.is_visible() and output.inner_text().strip()
+
+
+@pytest.mark.parametrize("page_path", LESSONS)
+def test_the_launch_button_says_what_it_does(visit, page_path):
+    button = visit(page_path).page.locator(".dropdown-launch-buttons > button")
+    assert button.count() == 1
+    assert button.get_attribute("aria-label") == "Run this lesson on Colab or Binder"
+    assert button.inner_text().strip() == "Run this lesson" and button.is_visible()
+
+
+def test_the_index_says_what_each_lesson_shows(visit):
+    page = visit("index.html").page
+    for page_path, notebook in LESSONS.items():
+        title = nbformat.read(notebook, as_version=4).cells[0].source.splitlines()[0].lstrip("# ")
+        link = page.locator(f'.bd-article li a[href="{page_path}"]')
+        assert link.count() == 1 and link.inner_text() == title, f"{page_path} not listed"
+        item = link.locator("xpath=ancestor::li[1]").inner_text()
+        assert len(item) > len(title) + 40, f"{page_path}: no line on what the lesson shows"

@@ -30,6 +30,10 @@ from tools.notebooks import execute_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
+# A lesson asks for a guess in the text above a cell whose output is the answer ("Guess before
+# you run the cell"). A notebook shows that output only once the cell runs; a page shows it at
+# once, right under the question: the page folds it, to be opened after the guess.
+GUESS_FIRST = "Guess before you run"
 # A markdown link (not an image) to a relative path: ](path) or ](path#anchor)
 _RELATIVE_LINK = re.compile(r"(?<!!)(\[[^\]]*\]\()(?![a-z]+:|#)([^)#\s]+)(#[^)\s]*)?\)")
 
@@ -50,6 +54,7 @@ def prepare_for_site(notebook, name: str):
     widget output must carry a text/html fallback (`display.show_widget` adds it): a page
     cannot draw the live widget, so without one the reader would see an empty area. A link
     to a page of docs/ (`../docs/sources.md`) points where the site stages it (`../sources.md`).
+    The output of a cell the text above asks the reader to guess (`GUESS_FIRST`) is folded.
 
     >>> from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
     >>> cell = new_code_cell("quiz()", metadata={"jupyter": {"source_hidden": True}})
@@ -63,8 +68,18 @@ def prepare_for_site(notebook, name: str):
     >>> text = new_markdown_cell("[sources](../docs/sources.md#lesson-6)")
     >>> prepare_for_site(new_notebook(cells=[text]), "06_x.ipynb").cells[0].source
     '[sources](../sources.md#lesson-6)'
+    >>> ask = new_markdown_cell("How many steps? Guess before you run the cell.")
+    >>> guessed = prepare_for_site(new_notebook(cells=[ask, new_code_cell("3")]), "07_x.ipynb")
+    >>> guessed.cells[1].metadata.tags
+    ['hide-output']
     """
+    asks_a_guess = False
     for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "code" and asks_a_guess:
+            tags = cell.metadata.setdefault("tags", [])
+            if "hide-output" not in tags:  # MyST-NB folds the output, with a button to open it
+                tags.append("hide-output")
+        asks_a_guess = cell.cell_type == "markdown" and GUESS_FIRST in cell.source
         if cell.cell_type == "markdown":  # docs/'s pages are staged at the site's root
             cell.source = cell.source.replace("](../docs/", "](../")
             # the guide's cell (tools/guide.py) links the lessons' notebooks: here, their pages

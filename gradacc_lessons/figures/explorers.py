@@ -36,7 +36,7 @@ from gradacc_lessons.compare import accumulation_errors, compare_tensors
 from gradacc_lessons.demos.token_pitfalls import TokenErrors, compute_token_errors
 from gradacc_lessons.display import show_widget
 from gradacc_lessons.figures.plots import plot_errors
-from gradacc_lessons.memory import MiB
+from gradacc_lessons.memory import MiB, format_bytes
 from gradacc_lessons.planner import plan_accumulation
 
 
@@ -214,9 +214,9 @@ def describe_plan(
         f"<b>budget {budget_mib:.3f} MiB:</b> micro-batches of "
         f"{' or '.join(map(str, sizes))} samples, {steps} step{'s' if steps > 1 else ''} "
         f"of accumulation for an effective batch of {plan.effective_batch}; measured peak "
-        f"{plan.predicted_peak_bytes / MiB:.3f} MiB "
-        f"(floor {plan.report.floor_bytes / MiB:.3f} MiB, "
-        f"activations {plan.report.activation_bytes / MiB:.3f} MiB)"
+        f"{format_bytes(plan.predicted_peak_bytes)} "
+        f"(floor {format_bytes(plan.report.floor_bytes)}, "
+        f"activations {format_bytes(plan.report.activation_bytes)})"
     )
 
 

@@ -18,7 +18,7 @@ from gradacc_lessons.memory.analytic import (
     optimizer_state_multiplier,
     transformer_activation_bytes,
 )
-from gradacc_lessons.memory.instruments import CPU_METHOD, CUDA_METHOD
+from gradacc_lessons.memory.instruments import CPU_METHOD, CUDA_METHOD, peak_bytes_of
 from gradacc_lessons.memory.measured import (
     ANALYTIC_METHOD,
     GB,
@@ -58,6 +58,7 @@ __all__ = [
     "memory_by_accumulation_steps",
     "memory_by_micro_batch_size",
     "optimizer_state_bytes",
+    "peak_bytes_of",
     "optimizer_state_multiplier",
     "repeat_samples",
     "transformer_activation_bytes",

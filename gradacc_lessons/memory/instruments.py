@@ -1,7 +1,8 @@
 """The two instruments of the memory measurement: the peak, and what autograd saves.
 
 - `_peak_tracker`: the peak of a block, from the CUDA caching allocator on a GPU and from
-  the profiler's allocation events on the CPU (`_profiler_peak`);
+  the profiler's allocation events on the CPU (`_profiler_peak`); `peak_bytes_of(step)` is
+  the same measurement of one function, for a lesson's own code;
 - `_SavedTensorCounter`: the bytes of the tensors autograd saves for backward
   (`saved_tensors_hooks`), de-duplicated by storage and extent, parameters left out.
 """
@@ -12,7 +13,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import torch
 from torch import nn
@@ -101,6 +102,25 @@ def _peak_tracker(device: torch.device) -> Iterator[dict]:
         result.update(bytes=_profiler_peak(profiler), method=CPU_METHOD)
     else:  # MPS and others: no peak statistics, the report sums its parts
         yield result
+
+
+def peak_bytes_of(step: Callable[[], object], device: torch.device | str) -> int:
+    """The most memory allocated on `device` while `step()` ran, beyond what was held before.
+
+    On a GPU: synchronise, read what is allocated, reset the allocator's peak, run `step`,
+    synchronise, read the peak. On the CPU: the profiler's allocation events.
+
+    >>> peak_bytes_of(lambda: torch.ones(2**18).sum(), "cpu") >= 2**20  # 1 MiB of float32
+    True
+    """
+    if not callable(step):
+        raise ValueError(f"step must be a function of no argument, got {step!r}")
+    device = torch.device(device)
+    with _peak_tracker(device) as peak:
+        step()
+    if peak["bytes"] is None:
+        raise ValueError(f"device={device} has no peak statistics; measure on 'cuda' or 'cpu'")
+    return peak["bytes"]
 
 
 def _profiler_peak(prof) -> int:

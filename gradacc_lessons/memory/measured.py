@@ -83,12 +83,12 @@ class MemoryReport(Result):
         rows = [("peak", self.peak_bytes)]
         rows += [(label, getattr(self, name)) for name, label in LABELS.items()]
         rows.append(("other (temporaries)", self.other_bytes))
-        cells = [(part, f"{value:,}", f"{value / MiB:.3f}") for part, value in rows]
+        cells = [(part, f"{value:,}", format_bytes(value)) for part, value in rows]
         title = (
             f"memory of one effective batch: {self.accumulation_steps} × micro-batch ≤ "
             f"{self.micro_batch_size} on {self.device} ({self.method})"
         )
-        return Table(("part", "bytes", "MiB"), cells, title)
+        return Table(("part", "bytes", "size"), cells, title)
 
 
 def measure_training_memory(

@@ -21,6 +21,7 @@ class Words:
     """Everything the quiz says besides the questions; `{name}` fields are filled in."""
 
     question: str
+    lesson: str  # beside a question's number where a quiz spans several lessons
     check: str
     show_answer: str
     right: str
@@ -52,6 +53,7 @@ class Words:
 
 ENGLISH = Words(
     question="Question {number}.",
+    lesson="lesson {lesson}",
     check="Check",
     show_answer="Show the answer",
     right="Right!",

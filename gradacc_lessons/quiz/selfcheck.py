@@ -33,12 +33,13 @@ from gradacc_lessons.quiz.attempts import (
     show_answer,
     tolerance_text,
 )
-from gradacc_lessons.quiz.language import LANGUAGES, Words, languages_of, words_for
+from gradacc_lessons.quiz.language import ENGLISH, LANGUAGES, Words, languages_of, words_for
 from gradacc_lessons.quiz.questions import LETTERS, AnyQuestion, Prediction
 from gradacc_lessons.quiz.terminal import (
     _check_questions,
     _check_seed,
     _draw,
+    _numbered,
     draw,
     quiz_text,
     run_text_quiz,
@@ -103,7 +104,9 @@ def _feedback_html(said: Feedback) -> str:
     return f"{text}<pre><code>{html.escape(said.code)}</code></pre>"
 
 
-def build_quiz(questions: Sequence[AnyQuestion], lang: str = "en") -> QuizWidgets:
+def build_quiz(
+    questions: Sequence[AnyQuestion], lang: str = "en", first_number: int = 1
+) -> QuizWidgets:
     """The quiz as ipywidgets: a card per question (as given: draw them first), then the score.
 
     >>> from gradacc_lessons.quiz.questions import question
@@ -116,7 +119,8 @@ def build_quiz(questions: Sequence[AnyQuestion], lang: str = "en") -> QuizWidget
 
     quiz = QuizWidgets(None, _check_questions(questions), words_for(lang))
     quiz.score = _styled(widgets.HTML(), "gradacc-score")
-    cards = [_card(quiz, q, n, widgets) for n, q in enumerate(quiz.questions, start=1)]
+    numbered = _numbered(quiz.questions, quiz.words, first_number)
+    cards = [_card(quiz, q, title, widgets) for title, q in numbered]
     _show_score(quiz)
     quiz.box = _styled(
         widgets.VBox([widgets.HTML(_STYLE), *cards, quiz.score]), "gradacc-selfcheck"
@@ -136,11 +140,10 @@ def _show_score(quiz: QuizWidgets) -> None:
     quiz.score.value = f"<b>{html.escape(text)}</b>"
 
 
-def _card(quiz: QuizWidgets, q: AnyQuestion, number: int, widgets: Any) -> Any:
+def _card(quiz: QuizWidgets, q: AnyQuestion, title: str, widgets: Any) -> Any:
     """One question's card: prompt, answer input, Check and Show-the-answer, feedback."""
     words = quiz.words
-    title = html.escape(words.question.format(number=number))
-    prompt = widgets.HTML(f"<b>{title}</b> {html.escape(q.prompt)}")
+    prompt = widgets.HTML(f"<b>{html.escape(title)}</b> {html.escape(q.prompt)}")
     answer, parts = _answer_input(q, words, widgets)
     check_button = widgets.Button(description=words.check, button_style="primary")
     quiz.checks[q.id] = _styled(check_button, "gradacc-check")
@@ -225,7 +228,7 @@ def language_switch(quizzes: dict[str, QuizWidgets], lang: str) -> Any:
 # --- static HTML: where no kernel runs ---
 
 
-def quiz_html(questions: Sequence[AnyQuestion], lang: str = "en") -> str:
+def quiz_html(questions: Sequence[AnyQuestion], lang: str = "en", first_number: int = 1) -> str:
     """The quiz as static HTML: each question with its hint and its answer in collapsed blocks.
 
     >>> from gradacc_lessons.quiz.questions import question
@@ -233,14 +236,13 @@ def quiz_html(questions: Sequence[AnyQuestion], lang: str = "en") -> str:
     True
     """
     words, questions = words_for(lang), _check_questions(questions)
-    items = [_question_html(q, n, words) for n, q in enumerate(questions, start=1)]
+    items = [_question_html(q, t, words) for t, q in _numbered(questions, words, first_number)]
     note = f'<p class="gradacc-quiz-note"><i>{html.escape(words.static_note)}</i></p>'
     return f'<div class="gradacc-quiz-static" lang="{lang}">{note}{"".join(items)}</div>'
 
 
-def _question_html(q: AnyQuestion, number: int, words: Words) -> str:
-    title = html.escape(words.question.format(number=number))
-    parts = [f"<p><b>{title}</b> {html.escape(q.prompt)}</p>"]
+def _question_html(q: AnyQuestion, title: str, words: Words) -> str:
+    parts = [f"<p><b>{html.escape(title)}</b> {html.escape(q.prompt)}</p>"]
     if isinstance(q, Prediction):
         parts.append(f"<p><i>{html.escape(tolerance_text(q, words))}</i></p>")
     else:
@@ -304,6 +306,7 @@ def self_check(
     *,
     languages: Sequence[str] | None = None,
     seed: int | None = None,
+    first_number: int = 1,
 ) -> None:
     """Show the self-check quiz for `questions`: widgets where they render, else text.
 
@@ -313,6 +316,7 @@ def self_check(
         languages: offer a switch between these languages (e.g. ("en", "yo")), `lang` first;
             None offers every language all the questions are written in (`languages_of`).
         seed: the order of the choices; None draws a fresh order each time.
+        first_number: the first question's number, for a quiz asked in parts (lesson 8).
 
     Where there is no kernel to draw widgets, nor anyone to type, it prints the quiz in `lang`:
 
@@ -325,14 +329,16 @@ def self_check(
         languages = [lang, *(code for code in languages_of(questions) if code != lang)]
     languages = _check_languages(lang, languages)
     rng = random.Random(_check_seed(seed))
+    _numbered(questions, ENGLISH, first_number)  # a bad first_number fails before drawing
     drawn = {code: _draw(questions, code, rng) for code in languages}
     if widgets_can_render():
         from gradacc_lessons.display import show_widget
 
-        quizzes = {code: build_quiz(drawn[code], code) for code in languages}
+        quizzes = {code: build_quiz(drawn[code], code, first_number) for code in languages}
         widget = quizzes[lang].box if len(quizzes) == 1 else language_switch(quizzes, lang)
-        show_widget(widget, "".join(quiz_html(drawn[code], code) for code in languages))
+        pages = [quiz_html(drawn[code], code, first_number) for code in languages]
+        show_widget(widget, "".join(pages))
     elif _stdin_is_interactive():
-        run_text_quiz(drawn[lang], lang)
+        run_text_quiz(drawn[lang], lang, first_number=first_number)
     else:
-        print(quiz_text(drawn[lang], lang))
+        print(quiz_text(drawn[lang], lang, first_number))

@@ -87,15 +87,42 @@ def _check_questions(questions: Sequence[AnyQuestion]) -> list:
 # --- plain text: the terminal and scripts ---
 
 
-def _question_text(q: AnyQuestion, number: int, words: Words) -> str:
-    """A question as plain text: its number, prompt, and lettered choices or the tolerance.
+def _numbered(questions: list, words: Words, first_number: Any) -> list[tuple[str, Any]]:
+    """Each question with its title: "Question 6.", and its lesson when the quiz spans several.
+
+    A quiz asked in parts (the self-study quiz) passes `first_number` so that its numbers go
+    on from the part before, as the notebook's list of questions numbers them.
 
     >>> from gradacc_lessons.quiz.language import ENGLISH
     >>> from gradacc_lessons.quiz.questions import question
-    >>> print(_question_text(question("l1_scale"), 1, ENGLISH).splitlines()[-1])
+    >>> both = [question("l1_scale"), question("faq5_batchnorm")]
+    >>> [title for title, _ in _numbered(both, ENGLISH, first_number=6)]
+    ['Question 6. (lesson 1)', 'Question 7. (lesson 3)']
+    """
+    if isinstance(first_number, bool) or not isinstance(first_number, int) or first_number < 1:
+        raise ValueError(
+            f"first_number must be a whole number from 1, the first question's number, "
+            f"got {first_number!r}: e.g. first_number=6 for a second part after 5 questions"
+        )
+    several = len({q.lesson for q in questions}) > 1
+    titles = []
+    for number, q in enumerate(questions, start=first_number):
+        title = words.question.format(number=number)
+        if several:
+            title += f" ({words.lesson.format(lesson=q.lesson)})"
+        titles.append((title, q))
+    return titles
+
+
+def _question_text(q: AnyQuestion, title: str, words: Words) -> str:
+    """A question as plain text: its title, prompt, and lettered choices or the tolerance.
+
+    >>> from gradacc_lessons.quiz.language import ENGLISH
+    >>> from gradacc_lessons.quiz.questions import question
+    >>> print(_question_text(question("l1_scale"), "Question 1.", ENGLISH).splitlines()[-1])
         D. Divide it by the number of its own samples
     """
-    lines = [f"{words.question.format(number=number)} {q.prompt}"]
+    lines = [f"{title} {q.prompt}"]
     if isinstance(q, Prediction):
         lines.append(f"    {tolerance_text(q, words)}")
     else:
@@ -103,7 +130,7 @@ def _question_text(q: AnyQuestion, number: int, words: Words) -> str:
     return "\n".join(lines)
 
 
-def quiz_text(questions: Sequence[AnyQuestion], lang: str = "en") -> str:
+def quiz_text(questions: Sequence[AnyQuestion], lang: str = "en", first_number: int = 1) -> str:
     """All questions as plain text, with where to check the answers (where nothing can ask).
 
     >>> from gradacc_lessons.quiz.questions import question
@@ -111,7 +138,7 @@ def quiz_text(questions: Sequence[AnyQuestion], lang: str = "en") -> str:
     True
     """
     words, questions = words_for(lang), _check_questions(questions)
-    parts = [_question_text(q, n, words) for n, q in enumerate(questions, start=1)]
+    parts = [_question_text(q, t, words) for t, q in _numbered(questions, words, first_number)]
     return "\n\n".join([*parts, words.static_note])
 
 
@@ -133,6 +160,7 @@ def run_text_quiz(
     lang: str = "en",
     ask: Callable[[str], str] = input,
     say: Callable[[str], Any] = print,
+    first_number: int = 1,
 ) -> list[Attempt]:
     """Ask each question with `ask` (input by default), give feedback and the score.
 
@@ -145,8 +173,8 @@ def run_text_quiz(
     """
     words, questions = words_for(lang), _check_questions(questions)
     attempts: list[Attempt] = []
-    for number, q in enumerate(questions, start=1):
-        say(_question_text(q, number, words))
+    for title, q in _numbered(questions, words, first_number):
+        say(_question_text(q, title, words))
         attempt = _ask_until_over(q, ask, say, words)
         if attempt is None:
             break

@@ -190,4 +190,5 @@ WORDS: dict[str, str] = {
     "ask_choice": "Ìdáhùn rẹ (A-{last}; ? fi ìdáhùn hàn; Enter fò ó): ",
     "ask_number": "Nọ́mbà rẹ (? fi ìdáhùn hàn; Enter fò ó): ",
     "placeholder": "nọ́mbà kan",
+    "lesson": "ẹ̀kọ́ {lesson}",
 }
