@@ -16,6 +16,8 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from gradacc_grader.bank import ASSIGNMENTS
+from gradacc_grader.bank.core import Exercise
 
 from gradacc_lessons.quiz import glossary, yoruba, yoruba_lessons
 from gradacc_lessons.quiz.glossary import problems
@@ -26,13 +28,15 @@ ROOT = Path(__file__).resolve().parents[1]
 GUIDE_FAQ = (ROOT / "quizzes" / "tests" / "data" / "guide_faq.txt").read_text(encoding="utf-8")
 GUIDE_LINES = set(GUIDE_FAQ.splitlines())
 DOC = ROOT / "docs" / "yoruba.md"
+EXERCISES = ROOT / "quizzes" / "gradacc_grader" / "exercises"
 # The instructor's files with Yorùbá text: the final's FAQ bank, the notebook's headers,
-# the feedback's catalogue, the exercises' hints, the certificate's wording.
+# the feedback's catalogue, the exercises' hints, the certificate's wording. The whole
+# exercises folder is scanned, its shared helpers (full_batch.py) included.
 GRADER = [
     ROOT / "quizzes" / "gradacc_grader" / "bank" / "faq.py",
     ROOT / "quizzes" / "gradacc_grader" / "notebook.py",
     ROOT / "quizzes" / "gradacc_grader" / "feedback_text.py",
-    *sorted((ROOT / "quizzes" / "gradacc_grader" / "exercises").glob("[!_]*.py")),
+    *sorted(EXERCISES.glob("[!_]*.py")),
     ROOT / "quizzes" / "gradacc_grader" / "certificates" / "wording.py",
 ]
 # glossary.py is left out of the file scan: its `WRONG` entries name the wrong words on purpose;
@@ -152,8 +156,14 @@ def test_nfd_text_is_read_as_nfc():
 def test_the_scan_finds_the_strings_it_checks():
     files = {name for name, _ in student_strings()}
     assert {"yoruba.py", "language.py", "glossary.py"} <= files
-    grader = {name for name, _ in grader_strings()}
-    assert grader == {p.name for p in GRADER} and len(GRADER) == 9
+    # every exercise of the bank has its Yorùbá hints; the folder's other modules are
+    # helpers the exercises share, with nothing a student reads
+    exercises = {
+        f"{item.module}.py" for a in ASSIGNMENTS for item in a.items if isinstance(item, Exercise)
+    }
+    assert len(exercises) == 5 and exercises <= {p.name for p in EXERCISES.glob("*.py")}
+    others = {p.name for p in GRADER if p.parent != EXERCISES}
+    assert {name for name, _ in grader_strings()} == others | exercises and len(others) == 4
     assert len(doc_passages()) == 2
 
 
