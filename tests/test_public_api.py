@@ -632,6 +632,7 @@ BAD = {
     "quiz.glossary.words": [("text", lambda: glossary.words(["ìkójọpọ̀"]))],
     "quiz.glossary.problems": [("text", lambda: glossary.problems(3))],
     "quiz.language.translated": [("lang", lambda: language.translated(Q, "de"))],
+    "quiz.language.languages_of": [("questions", lambda: language.languages_of(["l1_scale"]))],
     "quiz.terminal.draw": [("seed", lambda: selfcheck.draw([Q], seed=True))],
     "quiz.terminal.quiz_text": [("questions", lambda: selfcheck.quiz_text([]))],
     "quiz.terminal.run_text_quiz": [("questions", lambda: selfcheck.run_text_quiz([]))],
@@ -1096,6 +1097,7 @@ CALLS = {
     "quiz.glossary.problems": lambda: glossary.problems("Àwọn ayeraye"),
     "quiz.glossary.markdown": glossary.markdown,
     "quiz.language.translated": lambda: language.translated(Q, "en"),
+    "quiz.language.languages_of": lambda: language.languages_of([Q, P]),
     "quiz.terminal.draw": lambda: selfcheck.draw([Q, P]),  # a fresh order: its own generator
     "quiz.terminal.quiz_text": lambda: selfcheck.quiz_text([Q, P]),
     "quiz.selfcheck.build_quiz": lambda: selfcheck.build_quiz([Q, P]),

@@ -128,6 +128,13 @@ def languages_of(questions) -> list[str]:
     >>> languages_of(questions_for(1))
     ['en', 'yo']
     """
+    questions = list(questions)
+    for q in questions:
+        if not isinstance(q, (Question, Prediction)):
+            raise ValueError(
+                f"questions contains {q!r}, which is not a question: pass items of "
+                "gradacc_lessons.quiz.questions (questions_for, faq_questions, question)"
+            )
     ids = [q.id for q in questions]
     return ["en", *(lang for lang, texts in _TEXTS.items() if all(i in texts for i in ids))]
 
