@@ -587,7 +587,12 @@ Gbogbo àṣìṣe tí ẹ̀kọ́ yìí wọ̀n jẹ́ ipa tí a fi sí ibi tí
   kọ̀ọ̀kan ṣáájú clipping, `scaler.step()` àti `scaler.update()` lẹ́ẹ̀kan, kí o sì pe scheduler
   lẹ́yìn ìmúdójúìwọ̀n gidi nìkan.
 - Checkpointing àti ìkójọpọ̀ jẹ́ ọ̀nà méjì tí ó ń ran ara wọn lọ́wọ́ láti dín memory kù;
-  sharding (FSDP/ZeRO) ń dín ìpìlẹ̀ kù. Nínú DeepSpeed, stage ló ń pinnu: ZeRO-0/1 ń ṣe
+  sharding (FSDP/ZeRO) ń dín ìpìlẹ̀ kù. Nínú FSDP, fífo sync sílẹ̀ ń pa gradient tí a kò pín
+  mọ́, àti pẹ̀lú resharding àtilẹ̀wá ó ń dín ìbánisọ̀rọ̀ kù láti ìdá mẹ́ta (`FULL_SHARD`) dé
+  ìdajì (`SHARD_GRAD_OP`, fèrèsé gígùn); pípa àwọn parameter mọ́ láìpín jákèjádò fèrèsé ń dín
+  in kù ní nǹkan bí ìlọ́po N pẹ̀lú `SHARD_GRAD_OP`, ṣùgbọ́n ẹ̀dà wọn kíkún yóò wà nínú memory.
+  Ṣe clipping lórí norm gbogbo gradient (DTensor FSDP2, `model.clip_grad_norm_` nínú FSDP1),
+  lẹ́ẹ̀kan, lẹ́yìn sync fèrèsé. Nínú DeepSpeed, stage ló ń pinnu: ZeRO-0/1 ń ṣe
   reduce lẹ́ẹ̀kan ní fèrèsé kọ̀ọ̀kan, ZeRO-2/3 lẹ́yìn micro-batch kọ̀ọ̀kan
   ([orísun](../docs/sources.md#lesson-6)).
 - Pipeline parallelism náà ń pín batch sí micro-batch: bí wọ́n bá ṣe pọ̀ tó, bẹ́ẹ̀ ni bubble
@@ -604,7 +609,8 @@ Gbogbo àṣìṣe tí ẹ̀kọ́ yìí wọ̀n jẹ́ ipa tí a fi sí ibi tí
   micro-batch tó kẹ́yìn hàn.
 - Scheduler ń lọ síwájú lẹ́ẹ̀kan fún ìmúdójúìwọ̀n optimizer kọ̀ọ̀kan: ṣírò gígùn rẹ̀ ní
   ìmúdójúìwọ̀n optimizer. Àyàfi ti Accelerate lórí process W, tí ó ń lọ síwájú ní ìgbà W (àfi
-  tí `split_batches=True`): ṣírò rẹ̀ ní ìlọ́po W.
+  tí `DataLoaderConfiguration(split_batches=True)` bá wà): ṣírò gígùn rẹ̀ fún gbogbo DataLoader,
+  kí o tó pe `prepare`.
 - Gbogbo wọn ń ṣe clipping lẹ́ẹ̀kan ní fèrèsé kọ̀ọ̀kan; Trainer ń ṣe é láìjẹ́ pé a sọ fún un."""
     + _CLOSE,
     8: _OPEN
