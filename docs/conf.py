@@ -93,6 +93,23 @@ def _note_untranslated(app, pagename, templatename, context, doctree):
             context["body"] = FALLBACK_NOTE[language] + context["body"]
 
 
+def _theme_words(app):
+    """The theme's own words (its `booktheme` catalogue, which has no Yorùbá) from locales/."""
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    po = ROOT / "locales" / str(app.config.language) / "LC_MESSAGES" / "booktheme.po"
+    if not po.is_file():
+        return
+    compiled = Path(app.doctreedir) / "locales"  # built, never committed
+    mo = compiled / str(app.config.language) / "LC_MESSAGES" / "booktheme.mo"
+    mo.parent.mkdir(parents=True, exist_ok=True)
+    with po.open("rb") as source, mo.open("wb") as target:
+        write_mo(target, read_po(source))
+    app.add_message_catalog("booktheme", str(compiled))
+
+
 def setup(app):
+    app.connect("builder-inited", _theme_words)
     app.connect("build-finished", _copy_verify_page)
     app.connect("html-page-context", _note_untranslated)

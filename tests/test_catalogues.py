@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.catalogues import CATALOGUED, LOCALES, behind, extract, read_po
+from tools.catalogues import CATALOGUED, LOCALES, THEME, behind, extract, read_po, theme_messages
 from tools.site import render
 
 pytestmark = pytest.mark.slow
@@ -28,6 +28,12 @@ def pot(tmp_path_factory) -> Path:
 
 def test_every_catalogue_is_up_to_date_with_its_english(pot):
     assert behind(pot) == []
+
+
+def test_the_themes_words_are_all_in_yoruba():
+    theme = read_po(LOCALES / "yo" / "LC_MESSAGES" / f"{THEME}.po")
+    assert len(theme_messages()) >= 20  # the theme's buttons, tooltips and footer
+    assert all(theme.get(msgid, ("", False))[0] for msgid in theme_messages())
 
 
 def test_a_catalogue_behind_its_english_is_caught(pot, tmp_path):
@@ -54,6 +60,7 @@ def test_the_edition_translates_the_front_page_summaries_and_quizzes(pot, tmp_pa
     front = (tmp_path / "yo" / "index.html").read_text(encoding="utf-8")
     assert "Ẹ̀kọ́ ìṣe lórí <strong>ìkójọpọ̀ gradient</strong>" in front
     assert 'lang="yo"' in front and "Wá nǹkan" in front  # the page's language, the interface
+    assert "Ojú ìbòjú kíkún" in front and "Fullscreen mode" not in front  # the theme's words
     lesson = (tmp_path / "yo" / "notebooks" / "01_accumulation_is_a_full_batch.html").read_text()
     assert "Àkótán" in lesson and "accumulation is that sum, weighted so it becomes" not in lesson
     assert "ìkójọpọ̀ gradient ni àpapọ̀ yẹn, tí a pín kí ó lè di àròpín" in lesson
@@ -69,7 +76,7 @@ def test_every_translated_message_follows_the_glossary():
     from gradacc_lessons.quiz.glossary import problems
 
     found = []
-    for page in CATALOGUED:
+    for page in (*CATALOGUED, THEME):
         po = LOCALES / "yo" / "LC_MESSAGES" / f"{page}.po"
         for msgstr, _ in read_po(po).values():
             found += [f"{page}: {p} in {msgstr[:60]!r}" for p in problems(msgstr)]

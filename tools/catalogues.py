@@ -30,6 +30,7 @@ CATALOGUED = (
     *(f"notebooks/{path.stem}" for path in lesson_paths() if path.name[:2] <= "08"),
     "sphinx",
 )
+THEME = "booktheme"  # the site theme's own words (sphinx-book-theme ships no Yorùbá)
 
 
 def extract(work: Path) -> Path:
@@ -89,7 +90,19 @@ def behind(pot: Path, locales: Path = LOCALES) -> list[str]:
         english = read_po(pot / f"{page}.pot")
         found += [f"{page}: missing: {msgid[:60]!r}" for msgid in english if msgid not in have]
         found += [f"{page}: obsolete: {msgid[:60]!r}" for msgid in have if msgid not in english]
+    theme = locales / LANGUAGE / "LC_MESSAGES" / f"{THEME}.po"
+    have = read_po(theme) if theme.is_file() else {}
+    found += [f"{THEME}: missing: {msgid!r}" for msgid in theme_messages() if msgid not in have]
     return found
+
+
+def theme_messages() -> list[str]:
+    """Every message of the installed theme's own catalogues (one .po per language it ships)."""
+    import sphinx_book_theme
+
+    shipped = Path(sphinx_book_theme.__file__).parent / "theme" / "sphinx_book_theme" / "static"
+    pos = sorted((shipped / "locales").glob(f"*/LC_MESSAGES/{THEME}.po"))
+    return sorted({msgid for po in pos for msgid in read_po(po)})
 
 
 def update(work: Path) -> None:
@@ -102,7 +115,7 @@ def update(work: Path) -> None:
     )
     for po in (LOCALES / LANGUAGE / "LC_MESSAGES").rglob("*.po"):
         page = po.relative_to(LOCALES / LANGUAGE / "LC_MESSAGES").with_suffix("").as_posix()
-        if page not in CATALOGUED:
+        if page not in (*CATALOGUED, THEME):
             po.unlink()  # only the pages the edition translates have a catalogue
 
 
