@@ -289,6 +289,13 @@ def test_the_launch_button_says_what_it_does(visit, page_path):
     assert button.inner_text().strip() == "Run this lesson" and button.is_visible()
 
 
+def test_the_launch_button_speaks_the_editions_language(visit):
+    page = visit("yo/notebooks/01_accumulation_is_a_full_batch.html").page
+    button = page.locator(".dropdown-launch-buttons > button")
+    assert button.get_attribute("aria-label") == "Ṣe ẹ̀kọ́ yìí lórí Colab tàbí Binder"
+    assert button.inner_text().strip() == "Ṣe ẹ̀kọ́ yìí" and button.is_visible()
+
+
 def test_the_index_says_what_each_lesson_shows(visit):
     page = visit("index.html").page
     for page_path, notebook in LESSONS.items():
