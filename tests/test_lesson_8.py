@@ -30,7 +30,7 @@ def test_part_2_cards_go_on_from_part_1_and_name_the_lesson():
         for i in range(len(part2))
     ]
     assert shown == expected_titles(part2, 6)
-    assert shown[-1] == f"Question {len(faq_questions()) + len(part2)}. (lesson 7)"
+    assert shown[-1] == f"Question {len(faq_questions()) + len(part2)}. (lesson 9)"
     page = quiz_html(part2, first_number=6)
     assert re.findall(r"<p><b>(.*?)</b>", page) == expected_titles(part2, 6)
     assert quiz_text(part2, first_number=6).startswith(expected_titles(part2, 6)[0])

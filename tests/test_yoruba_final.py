@@ -126,7 +126,7 @@ def _released_prose(course: Path) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_the_yoruba_final_and_its_feedback_hold_no_english_sentence(graded):
-    from gradacc_grader.bank.faq import LOOP_MESSAGES
+    from gradacc_grader.bank.faq_loop import LOOP_MESSAGES
 
     partly, blank, lost = (_messages(graded, s) for s in ("sample-partly", "sample-blank",
                                                            "sample-lost"))  # fmt: skip
