@@ -14,7 +14,8 @@ Each student is graded in a process and a folder of their own (gradacc_grader.re
 2. The grader scores every autograded cell outside the kernel (gradacc_grader.trusted),
    from the answer key: the reported choices, and each exercise's function run again on
    fresh cases in a sandboxed harness. Those scores replace nbgrader's in the gradebook;
-   its messages replace the test cells' outputs (what the feedback shows).
+   its messages replace the test cells' outputs (what the feedback shows):
+   gradacc_grader.gradebook_scores.
 3. The student's scores and autograded/ folder are merged into the course.
 
 A submission that hangs, kills its kernel or is corrupt fails alone: its autograded
@@ -29,8 +30,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import datetime
-import json
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -43,6 +42,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gradacc_grader.folders import remove_tree
+from gradacc_grader.gradebook_scores import record, sanitize
 from gradacc_grader.private import make_course_private, make_private, private_umask
 from gradacc_grader.results import Outcome, load, merge, prepare, save
 from gradacc_grader.sandbox import (
@@ -55,9 +55,6 @@ from gradacc_grader.sandbox import (
 )
 from gradacc_grader.selftest import self_test
 from gradacc_grader.terminal_text import one_line, scrub_log
-from gradacc_grader.untrusted_output import sanitize_autograded
-
-MAX_NOTEBOOK_BYTES = 20_000_000
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -259,7 +256,7 @@ def grade_class(
             folder = results / waiting.pop(0)
             refused = prepare(course, assignment, folder.name, folder)
             if refused:
-                save(folder, _record(folder, assignment, folder.name, refused, course))
+                save(folder, record(folder, assignment, folder.name, refused, course))
                 outcomes.append(_conclude(course, assignment, folder, merge_into_course))
             else:
                 # A core no other student waits for: the re-check's harness starts with the
@@ -307,14 +304,14 @@ def _finish(process, course: Path, assignment: str, folder: Path, timeout: float
     scrub_log(folder / "grading.log")  # the kernel's chatter: no escape sequences for a terminal
     if (folder / "outcome.json").is_file():
         return
-    _sanitize(folder, assignment)  # the child ended before it did
+    sanitize(folder, assignment)  # the child ended before it did
     if hung:
         status = f"failed: took more than {timeout:.0f} s"
     else:  # a bug of the grader's: its traceback ends the student's log
         log = folder / "grading.log"
         last = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
         status = f"failed: grading ended with exit code {process.exitcode}: {last}"
-    save(folder, _record(folder, assignment, folder.name, status, course))
+    save(folder, record(folder, assignment, folder.name, status, course))
 
 
 def _conclude(course: Path, assignment: str, folder: Path, merge_into_course: bool) -> Outcome:
@@ -345,15 +342,9 @@ def _grade_here(course: Path, assignment: str, sandbox: Sandbox, folder: Path, s
             remove_tree(kernels)
     if importing is not None:
         importing.join()
-    outcome = _record(folder, assignment, folder.name, status, course, sandbox)
+    outcome = record(folder, assignment, folder.name, status, course, sandbox)
     stop_harnesses(sandbox)
     save(folder, outcome)
-
-
-def _sanitize(folder: Path, assignment: str) -> None:
-    """Make the student's autograded notebooks data before formgrader or feedback shows them."""
-    student = folder / "autograded" / folder.name / assignment
-    sanitize_autograded(student, folder / "source" / assignment)
 
 
 def _autograde(folder: Path, assignment: str, sandbox: Sandbox, kernels: Path) -> str:
@@ -384,118 +375,6 @@ def _reason(log: str) -> str:
             if key in line:
                 return line.strip()[-160:]
     return (log.strip().splitlines() or ["nbgrader failed"])[-1][-160:]
-
-
-def _record(
-    folder: Path, assignment: str, student: str, status: str, course=None, sandbox=None
-) -> Outcome:
-    """Score every autograded cell outside the sandbox and write it into the student's
-    gradebook, and each score's message into the test cells; zeros (and why) after a failure.
-
-    nbgrader's own auto scores are never kept: its test cells only report values.
-    """
-    from nbgrader.api import Gradebook, MissingEntry
-
-    from gradacc_grader.trusted import checks_for, key_language
-
-    outcome = Outcome(student, status)
-    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gradebook:
-        try:
-            submission = gradebook.find_submission(assignment, student)
-        except MissingEntry:
-            if outcome.ok:
-                outcome.status = "failed: nbgrader recorded no submission"
-            return outcome
-        explain = explain_wrong_choices(folder, submission.assignment.duedate)
-        checks = checks_for(assignment, course, sandbox, explain) if outcome.ok else []
-        lang = key_language(course, assignment) if course is not None else "en"
-        pending = {}
-        for notebook in submission.notebooks:
-            # nbgrader's autograded copy holds the cells as they ran: locked and test cells
-            # put back from the source, the student's own cells as submitted.
-            path = folder / "autograded" / student / assignment / f"{notebook.name}.ipynb"
-            pending[path] = _score(notebook, _read_cells(path), checks, outcome, lang)
-        # Between the scoring (which reads the report lines) and the grader's messages (kept as
-        # written): the student's notebooks become data, test cells' outputs cleared.
-        _sanitize(folder, assignment)
-        for path, messages in pending.items():
-            write_messages(path, messages)
-        gradebook.db.commit()
-        submission = gradebook.find_submission(assignment, student)
-        outcome.score, outcome.max_score = submission.score, submission.max_score
-        outcome.needs_manual_grade = submission.needs_manual_grade
-    return outcome
-
-
-def explain_wrong_choices(folder: Path, duedate) -> bool:
-    """Does a wrong choice's message say what it gets wrong? The course's setting says when:
-
-    `c.GradaccFeedback.explain_wrong_choices = "now"` (self-paced, no resubmission) or
-    `"after_deadline"` (the default: only once the assignment's due date has passed).
-    """
-    from traitlets.config.loader import PyFileConfigLoader
-
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
-    when = config.GradaccFeedback.get("explain_wrong_choices", "after_deadline")
-    if when == "now":
-        return True
-    if when != "after_deadline":
-        raise ValueError(
-            f"GradaccFeedback.explain_wrong_choices = {when!r}: set it to 'now' or "
-            "'after_deadline' in nbgrader_config.py"
-        )
-    now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)  # as nbgrader's
-    return duedate is not None and now > duedate
-
-
-def _score(notebook, cells: list[dict], checks, outcome: Outcome, lang: str) -> dict[str, str]:
-    """Set every autograded code cell's score from the grader's checks; {grade id: message}
-    (in the assignment's language, `lang`)."""
-    from gradacc_grader.feedback_text import MESSAGES, reason
-
-    messages = {}
-    for grade in notebook.grades:
-        if grade.cell.cell_type != "code":
-            continue
-        check = next((c for c in checks if c.grade_id == grade.name), None)
-        if not outcome.ok:
-            points, why = 0.0, "submission not graded"
-            message = MESSAGES[lang]["not_graded"].format(why=reason(outcome.status, lang))
-        elif check is None:
-            points, why = 0.0, "no answer key for this cell"
-            message = MESSAGES[lang]["no_key"]
-        else:
-            scored = check.run(cells)
-            points, why, message = scored.points, scored.why, scored.message
-        if points < grade.max_score and outcome.ok:
-            outcome.notes.append(f"{grade.name}: {points:g} / {grade.max_score:g} ({why})")
-        grade.auto_score, grade.needs_manual_grade = points, False
-        messages[grade.name] = message
-    return messages
-
-
-def write_messages(path: Path, messages: dict[str, str]) -> None:
-    """Replace each scored test cell's outputs by the grader's own message (plain text)."""
-    if not messages or path.is_symlink() or not path.is_file():
-        return
-    notebook = json.loads(path.read_text(encoding="utf-8"))
-    for cell in notebook.get("cells", []):
-        grade_id = ((cell.get("metadata") or {}).get("nbgrader") or {}).get("grade_id")
-        if cell.get("cell_type") == "code" and grade_id in messages:
-            text = messages[grade_id] + "\n"
-            cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": text}]
-    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def _read_cells(path: Path) -> list[dict]:
-    from gradacc_grader.trusted import notebook_cells
-
-    try:
-        if path.is_symlink() or path.stat().st_size > MAX_NOTEBOOK_BYTES:
-            return []
-        return notebook_cells(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, AttributeError, TypeError):
-        return []  # a corrupt notebook: every check scores 0
 
 
 def score_table(outcomes: list[Outcome]) -> str:
