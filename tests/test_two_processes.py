@@ -18,25 +18,25 @@ from gradacc_lessons.demos.frameworks import SETUPS, run_accelerate_processes
 
 pytestmark = [pytest.mark.distributed, pytest.mark.timeout(600)]
 CONFIG = DDPConfig()  # 2 processes, N = 4
-SAMPLES, MICRO_BATCH, W, N = 32, 2, CONFIG.world_size, CONFIG.accumulation_steps
+SAMPLES, MICRO_BATCH_SIZE, W, N = 32, 2, CONFIG.world_size, CONFIG.accumulation_steps
 
 
 @pytest.fixture(scope="module")
 def result():
-    return run_accelerate_processes(CONFIG, samples=SAMPLES, micro_batch_size=MICRO_BATCH)
+    return run_accelerate_processes(CONFIG, samples=SAMPLES, micro_batch_size=MICRO_BATCH_SIZE)
 
 
 def test_the_prepared_scheduler_steps_w_times_unless_the_batches_are_split(result):
-    counted = math.ceil(SAMPLES / MICRO_BATCH / N)  # one process on the whole loader: 4
+    counted = math.ceil(SAMPLES / MICRO_BATCH_SIZE / N)  # one process on the whole loader: 4
     assert result.counted_steps == counted
     default, ignored, split = (result.schedules[setup] for setup in SETUPS)
     for run in (default, ignored):  # each process gets every W-th micro-batch
-        assert run["micro-batches"] == SAMPLES // MICRO_BATCH // W
-        assert run["optimizer steps"] == SAMPLES // MICRO_BATCH // W // N
+        assert run["micro-batches"] == SAMPLES // MICRO_BATCH_SIZE // W
+        assert run["optimizer steps"] == SAMPLES // MICRO_BATCH_SIZE // W // N
         assert run["scheduler steps"] == W * run["optimizer steps"]
         # the schedule over `counted` steps, W steps at a time
         assert run["learning rates"] == [1 - W * k / counted for k in range(counted // W)]
-    assert split["micro-batches"] == SAMPLES // MICRO_BATCH  # each takes 1/W of every one
+    assert split["micro-batches"] == SAMPLES // MICRO_BATCH_SIZE  # each takes 1/W of every one
     assert split["optimizer steps"] == split["scheduler steps"] == counted
     assert split["learning rates"] == [1 - k / counted for k in range(counted)]
     assert result.scheduler_steps_per_optimizer_step(SETUPS[0]) == W

@@ -19,7 +19,7 @@ import pytest
 from gradacc_grader.bank import ASSIGNMENTS
 from gradacc_grader.bank.core import Exercise
 
-from gradacc_lessons.quiz import glossary, yoruba, yoruba_lessons
+from gradacc_lessons.quiz import glossary, yoruba, yoruba_summaries
 from gradacc_lessons.quiz.glossary import problems
 from gradacc_lessons.quiz.language import languages_of, translated
 from gradacc_lessons.quiz.questions import faq_questions, lesson_questions
@@ -238,10 +238,10 @@ def _lesson_cells(number: int) -> list:
     return nbformat.read(path, as_version=4).cells
 
 
-@pytest.mark.parametrize("number", sorted(yoruba_lessons.SUMMARIES))
+@pytest.mark.parametrize("number", sorted(yoruba_summaries.SUMMARIES))
 def test_every_lesson_holds_its_yoruba_summary_right_after_the_english_one(number):
     cells = _lesson_cells(number)
-    summary = yoruba_lessons.SUMMARIES[number]
+    summary = yoruba_summaries.SUMMARIES[number]
     at = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source == summary]
     assert len(at) == 1, f"lesson {number} must hold its Yorùbá summary once, as one cell"
     # the English summary ends in the cell before (lesson 2's: heading, table, then its points)
@@ -256,7 +256,7 @@ def test_every_lesson_holds_its_yoruba_summary_right_after_the_english_one(numbe
 
 def test_the_summaries_follow_the_convention():
     found = []
-    for number, summary in yoruba_lessons.SUMMARIES.items():
+    for number, summary in yoruba_summaries.SUMMARIES.items():
         body = re.search(r'<div lang="yo">(.*)</div>', summary, re.S).group(1)
         found += [f"lesson {number}: {p}" for p in problems(body)]
     assert not found, "\n".join(found)

@@ -208,12 +208,13 @@ def describe_plan(
         )
     except ValueError as error:
         return f"<b>budget {budget_mib:.3f} MiB: no plan.</b> {html.escape(str(error))}"
-    steps = plan.accumulation_steps
+    accumulation_steps = plan.accumulation_steps
     sizes = sorted(set(plan.micro_batch_sizes), reverse=True)
     return (
         f"<b>budget {budget_mib:.3f} MiB:</b> micro-batches of "
-        f"{' or '.join(map(str, sizes))} samples, {steps} step{'s' if steps > 1 else ''} "
-        f"of accumulation for an effective batch of {plan.effective_batch}; measured peak "
+        f"{' or '.join(map(str, sizes))} samples, {accumulation_steps} "
+        f"step{'s' if accumulation_steps > 1 else ''} of accumulation for an effective batch "
+        f"of {plan.effective_batch}; measured peak "
         f"{format_bytes(plan.predicted_peak_bytes)} "
         f"(floor {format_bytes(plan.report.floor_bytes)}, "
         f"activations {format_bytes(plan.report.activation_bytes)})"

@@ -123,16 +123,26 @@ def peak_bytes_of(step: Callable[[], object], device: torch.device | str) -> int
     return peak["bytes"]
 
 
-def _profiler_peak(prof) -> int:
-    """The largest running sum of the CPU allocation events (+) and frees (-) of a trace."""
+def _trace_events(profiler) -> list[dict]:
+    """The events of a finished profiler's trace, as its Chrome trace JSON lists them."""
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "trace.json")
-        prof.export_chrome_trace(path)
+        profiler.export_chrome_trace(path)
         with open(path, encoding="utf-8") as file:
-            events = json.load(file)["traceEvents"]
+            return json.load(file)["traceEvents"]
+
+
+def _cpu_memory_events(events: list[dict]) -> list[dict]:
+    """A trace's CPU allocations (+ bytes) and frees (- bytes), in the order they happened."""
     memory = [
         e for e in events if e.get("name") == "[memory]" and e["args"].get("Device Type") == 0
     ]
+    return sorted(memory, key=lambda e: (float(e["ts"]), e["args"].get("Ev Idx", 0)))
+
+
+def _profiler_peak(prof) -> int:
+    """The largest running sum of the CPU allocation events (+) and frees (-) of a trace."""
+    memory = _cpu_memory_events(_trace_events(prof))
     if not memory:
         # A change of the trace format would otherwise report peak = floor, silently.
         raise RuntimeError(
@@ -140,7 +150,6 @@ def _profiler_peak(prof) -> int:
             f"{torch.__version__} may write its trace differently from what "
             f"gradacc_lessons.memory reads ('[memory]' events with 'Device Type' 0)"
         )
-    memory.sort(key=lambda e: (float(e["ts"]), e["args"].get("Ev Idx", 0)))
     running = peak = 0
     for event in memory:
         running += event["args"]["Bytes"]

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -13,6 +10,7 @@ import torch
 from torch import nn
 
 from gradacc_lessons.accumulate import scalar_loss, split_batch
+from gradacc_lessons.memory.instruments import _cpu_memory_events, _trace_events
 from gradacc_lessons.memory.measured import (
     _bytes,
     _check_optimizer,
@@ -109,22 +107,14 @@ def _phase_tracker(device: torch.device) -> Iterator[_PhaseMarks]:
 
 def _peaks_by_range(profiler, names: list[str]) -> dict[str, int]:
     """The largest running allocation total inside each named range of the trace."""
-    with tempfile.TemporaryDirectory() as folder:
-        path = os.path.join(folder, "trace.json")
-        profiler.export_chrome_trace(path)
-        with open(path, encoding="utf-8") as file:
-            events = json.load(file)["traceEvents"]
+    events = _trace_events(profiler)
     ranges = [
         (e["name"], float(e["ts"]), float(e["ts"]) + float(e["dur"]))
         for e in events
         if e.get("ph") == "X" and e.get("cat") == "user_annotation" and e["name"] in names
     ]
-    memory = [
-        e for e in events if e.get("name") == "[memory]" and e["args"].get("Device Type") == 0
-    ]
-    memory.sort(key=lambda e: (float(e["ts"]), e["args"].get("Ev Idx", 0)))
     totals, running = [], 0  # (time, bytes held after the event)
-    for event in memory:
+    for event in _cpu_memory_events(events):
         running += event["args"]["Bytes"]
         totals.append((float(event["ts"]), running))
     peaks = dict.fromkeys(names, 0)

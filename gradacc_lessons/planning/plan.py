@@ -173,7 +173,7 @@ class _Search:
         self.setup, self.effective_batch, self.budget = setup, effective_batch, budget
         self.allocator, self.measure = allocator, measure
         self.windows = None  # the model of windows of two micro-batches, made when needed
-        self.known: dict = {}  # (size, steps) -> Peak, traced or measured once
+        self.known: dict = {}  # (size, accumulation_steps) -> Peak, traced or measured once
         self.traces: dict = {}  # the fake traces made, shared by both kinds of prediction
 
     def run(self) -> Plan:
@@ -206,15 +206,17 @@ class _Search:
         return self.windows.peak_bytes(size)
 
     def peak(self, size: int) -> Peak:
-        steps = 1 if size >= self.effective_batch else 2
-        if (size, steps) not in self.known:
+        accumulation_steps = 1 if size >= self.effective_batch else 2
+        if (size, accumulation_steps) not in self.known:
             if self.measure:
-                self.known[size, steps] = measured_peak(self.setup, size, steps)
-            else:
-                self.known[size, steps] = traced_peak(
-                    self.setup, size, steps, self.allocator, self.traces
+                self.known[size, accumulation_steps] = measured_peak(
+                    self.setup, size, accumulation_steps
                 )
-        return self.known[size, steps]
+            else:
+                self.known[size, accumulation_steps] = traced_peak(
+                    self.setup, size, accumulation_steps, self.allocator, self.traces
+                )
+        return self.known[size, accumulation_steps]
 
     def _plan(self, size, chosen: Peak, whole: Peak | None) -> Plan:
         """The plan; `whole` None: below the floor, nothing more was traced."""
@@ -250,16 +252,20 @@ def measured_peak(setup: TrainingSetup, micro_batch_size: int, accumulation_step
     if not isinstance(setup, TrainingSetup):
         raise ValueError(f"setup must be a TrainingSetup, got {setup!r}")
     size = as_count("micro_batch_size", micro_batch_size)
-    steps = as_count("accumulation_steps", accumulation_steps)
+    accumulation_steps = as_count("accumulation_steps", accumulation_steps)
     device = pick_device()
     with seeded(0):
         model = setup.build_model().to(device)
     if setup.autocast_dtype is not None:
         model = _Autocast(model, device.type, setup.autocast_dtype)
     optimizer = setup.optimizer_for(model)
-    inputs, targets = (t.to(device) for t in setup.batch(size * steps))
-    report = measure_training_memory(model, optimizer, setup.loss_fn, inputs, targets, steps)
-    phases = measure_phase_peaks(model, optimizer, setup.loss_fn, inputs, targets, steps)
+    inputs, targets = (t.to(device) for t in setup.batch(size * accumulation_steps))
+    report = measure_training_memory(
+        model, optimizer, setup.loss_fn, inputs, targets, accumulation_steps
+    )
+    phases = measure_phase_peaks(
+        model, optimizer, setup.loss_fn, inputs, targets, accumulation_steps
+    )
     highest = max(phases, key=lambda phase: phase.peak_bytes)
     return Peak(
         peak_bytes=report.peak_bytes,

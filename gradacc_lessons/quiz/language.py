@@ -3,15 +3,15 @@
 `words_for(lang)` gives what the quiz itself says (Check, Right!, the score...);
 `translated(question, lang)` gives a question in that language; `languages_of(questions)`
 the languages in which every one of them is written. The Yorùbá texts live in `yoruba.py`
-(the FAQ) and `yoruba_lessons.py` (the lessons' questions).
+(the FAQ) and beside each lesson's questions (`questions.YORUBA`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from gradacc_lessons.quiz import yoruba, yoruba_lessons
-from gradacc_lessons.quiz.questions import AnyQuestion, Prediction, Question
+from gradacc_lessons.quiz import yoruba
+from gradacc_lessons.quiz.questions import YORUBA, AnyQuestion, Prediction, Question
 
 LANGUAGES = {"en": "English", "yo": "Yorùbá"}
 
@@ -84,7 +84,7 @@ ENGLISH = Words(
 )
 
 _WORDS = {"en": ENGLISH, "yo": Words(**yoruba.WORDS)}
-_TEXTS = {"yo": {**yoruba.FAQ, **yoruba_lessons.QUESTIONS}}
+_TEXTS = {"yo": {**yoruba.FAQ, **YORUBA}}
 
 
 def words_for(lang: str) -> Words:

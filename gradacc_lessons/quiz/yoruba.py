@@ -63,6 +63,11 @@ class Wording:
     hint: str
     explanation: str
 
+    @classmethod
+    def prediction(cls, prompt: str, hint: str, explanation: str) -> Wording:
+        """The wording of a Prediction: a number to type, so no choices."""
+        return cls(prompt=prompt, choices=(), hint=hint, explanation=explanation)
+
 
 FAQ: dict[str, Wording] = {
     "faq1_what": Wording(

@@ -201,26 +201,23 @@ def _add_verify(commands) -> None:
 
 
 def _pass_mark(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value <= 1:  # also false for nan
-        raise argparse.ArgumentTypeError(
-            f"--pass-mark {text}: give a fraction of the maximum in (0, 1], like 0.7"
-        )
-    return value
+    return _number_up_to(1, text, "--pass-mark", "a fraction of the maximum in (0, 1], like 0.7")
 
 
 def _valid_days(text: str) -> float:
+    return _number_up_to(
+        3660, text, "--valid-days", "a number of days, more than 0 and at most 3660"
+    )
+
+
+def _number_up_to(most: float, text: str, option: str, what: str) -> float:
+    """An option's number in (0, most]; else argparse's error, which says what to give."""
     try:
         value = float(text)
     except ValueError:
         value = float("nan")
-    if not 0 < value <= 3660:  # also false for nan
-        raise argparse.ArgumentTypeError(
-            f"--valid-days {text}: give a number of days, more than 0 and at most 3660"
-        )
+    if not 0 < value <= most:  # also false for nan
+        raise argparse.ArgumentTypeError(f"{option} {text}: give {what}")
     return value
 
 

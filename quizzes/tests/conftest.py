@@ -41,6 +41,36 @@ def pytest_configure(config):
             config.addinivalue_line("markers", f"{name}: {meaning}")
 
 
+# A hostile cell: three files of 120 MiB each (under RLIMIT_FSIZE) into its working folder
+# and, in a kernel, into the folder of its sockets: both were folders on the grader's disk,
+# with no bound on the total. It leaves `found`: the MiB written and the error that stopped
+# each, and the working folder's size in MiB.
+FILL_DISK = """
+import json, os, sys
+def fill(folder):
+    written = 0  # MiB
+    for index in range(3):
+        try:
+            with open(os.path.join(folder, f"fill{index}.bin"), "wb") as out:
+                for _ in range(120):
+                    out.write(bytes(1 << 20))
+                    written += 1
+        except OSError as error:
+            return [written, error.strerror]
+    return [written, None]
+found = {"work": fill("."), "work_size": os.statvfs(".").f_blocks * os.statvfs(".").f_frsize >> 20}
+from ipykernel.kernelapp import IPKernelApp
+if IPKernelApp.initialized():  # the kernel: the folder where it made its sockets
+    found["sockets"] = fill(os.path.dirname(IPKernelApp.instance().ip))
+"""
+
+
+@pytest.fixture(scope="session")
+def fill_disk() -> str:
+    """The disk-filling cell (FILL_DISK), for the sandbox's tests and the class's."""
+    return FILL_DISK
+
+
 @pytest.fixture(scope="session")
 def chromium() -> tuple[str, list[str]]:
     """(executable, arguments) of the Chromium the browser tests start."""

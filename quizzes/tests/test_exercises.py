@@ -152,7 +152,7 @@ def test_the_quick_check_passes_the_solution_and_fails_the_stub(exercise):
 def test_the_momentum_check_accepts_the_property_not_a_formula():
     from gradacc_grader.exercises import bn_momentum
 
-    reference = {"before": [0.1, None], "steps": 4}
+    reference = {"before": [0.1, None], "accumulation_steps": 4}
     by_hand = 1 - 0.9**0.25  # four updates keep 0.9 of the old value, like one of 0.1
     assert bn_momentum.disagrees({"momenta": [by_hand, None]}, reference) is None
     assert bn_momentum.disagrees({"momenta": [0.025, None]}, reference)  # momentum / N

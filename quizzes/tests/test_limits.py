@@ -86,28 +86,10 @@ for _ in range(12):  # 3 MiB, a quarter MiB at a time: each piece a message of i
     time.sleep(0.3)
 """
 KILL = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)"
-# Before the loop's answer, in its cell: files of 120 MiB each (under RLIMIT_FSIZE) in the
-# working folder and, in the kernel, in the folder of its sockets: both were folders on the
-# grader's disk, with no bound on the total. The answer is defined only when the total was
-# bounded, so the re-check (its harness runs the cell again) scores the loop only if the
-# harness's folder is bounded too.
-DISK = """
-import json, os, sys
-def fill(folder):
-    written = 0  # MiB
-    for index in range(3):
-        try:
-            with open(os.path.join(folder, f"fill{index}.bin"), "wb") as out:
-                for _ in range(120):
-                    out.write(bytes(1 << 20))
-                    written += 1
-        except OSError as error:
-            return [written, error.strerror]
-    return [written, None]
-found = {"work": fill(".")}
-from ipykernel.kernelapp import IPKernelApp
-if IPKernelApp.initialized():  # the kernel: the folder where it made its sockets
-    found["sockets"] = fill(os.path.dirname(IPKernelApp.instance().ip))
+# After conftest's disk-filling cell (`fill_disk`), before the loop's answer, in its cell:
+# the answer is defined only when the total was bounded, so the re-check (its harness runs the
+# cell again) scores the loop only if the harness's folder is bounded too.
+DISK_REPORT = """
 print("DISK", json.dumps(found))
 assert found["work"][0] <= BOUND, "the working folder is not bounded"
 """.replace("BOUND", str(Limits.tmpfs_bytes >> 20))
@@ -189,7 +171,7 @@ def submit(course: Path, student: str, notebook) -> Path:
     return folder
 
 
-def class_of(course: Path) -> dict:
+def class_of(course: Path, fill_disk: str) -> dict:
     """Student -> (autograded points earned, the start of their status in the table)."""
     honest = lambda: honest_notebook(course)  # noqa: E731
     many = honest()
@@ -208,7 +190,7 @@ def class_of(course: Path) -> dict:
         "shm_filler": (with_cell(honest(), SHM), AUTOGRADED, "graded"),
         "nester": (with_cell(honest(), NEST), AUTOGRADED, "graded"),
         "killer": (with_cell(honest(), KILL, after="faq2_test"), 0.0, "failed"),
-        "disk_filler": (with_loop_prefix(honest(), DISK), AUTOGRADED, "graded"),
+        "disk_filler": (with_loop_prefix(honest(), fill_disk + DISK_REPORT), AUTOGRADED, "graded"),
         "patient": (
             with_cell(with_cell(with_cell(honest(), PATIENT), PATIENT), PATIENT),
             AUTOGRADED,
@@ -238,7 +220,7 @@ def _grading_memory(process: subprocess.Popen, peaks: dict, stop: threading.Even
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory, built):
+def graded(tmp_path_factory, built, fill_disk):
     """The class, graded once with the documented command, its memory sampled meanwhile."""
     course = Path(shutil.copytree(built, tmp_path_factory.mktemp("class") / "course"))
     # A test machine shared by many runs can take longer than the course's 15 s between a
@@ -246,7 +228,7 @@ def graded(tmp_path_factory, built):
     # more time here, as the course's config allows (lines after configure(c)).
     with open(course / "nbgrader_config.py", "a", encoding="utf-8") as config:
         config.write("c.Execute.iopub_timeout = 120\nc.Execute.timeout = 120\n")
-    students = class_of(course)
+    students = class_of(course, fill_disk)
     for student, (notebook, _, _) in students.items():
         folder = submit(course, student, notebook)
         if student == "deep":

@@ -200,27 +200,6 @@ def test_both_sandboxes_hold_for_an_instructor_who_is_not_root(course):
     assert all(not p["userns"] and p["sees"] == [] for p in found.values()), found
 
 
-# Writes three files of 120 MiB (each under RLIMIT_FSIZE) into its working folder and, in the
-# kernel, into the folder of its sockets: both were folders on the grader's disk, with no
-# bound on the total.
-FILL = """
-import json, os, sys
-def fill(folder):
-    written = 0  # MiB
-    for index in range(3):
-        try:
-            with open(os.path.join(folder, f"fill{index}.bin"), "wb") as out:
-                for _ in range(120):
-                    out.write(bytes(1 << 20))
-                    written += 1
-        except OSError as error:
-            return [written, error.strerror]
-    return [written, None]
-found = {"work": fill("."), "work_size": os.statvfs(".").f_blocks * os.statvfs(".").f_frsize >> 20}
-from ipykernel.kernelapp import IPKernelApp
-if IPKernelApp.initialized():  # the kernel: the folder where it made its sockets
-    found["sockets"] = fill(os.path.dirname(IPKernelApp.instance().ip))
-"""
 IN_KERNEL = """
 import json, sys
 from pathlib import Path
@@ -237,7 +216,7 @@ print(json.dumps([o.get("text") or o.get("evalue") for o in notebook.cells[0].ou
 
 
 @pytest.mark.parametrize("user", ["root", "not root"])
-def test_the_kernel_cannot_fill_the_graders_disk(course, tmp_path, user):
+def test_the_kernel_cannot_fill_the_graders_disk(course, tmp_path, user, fill_disk):
     """Its working folder is in memory, bounded; its sockets' folder takes no file."""
     submitted = course / "submitted" / "eve" / "quiz"
     submitted.mkdir(parents=True)
@@ -249,7 +228,7 @@ app = IPKernelApp.instance()
 found["beside"] = os.path.dirname(app.connection_file) == os.path.dirname(os.path.dirname(app.ip))
 found["writable"] = os.access(app.connection_file, os.W_OK)
 """
-    cell = nbformat.v4.new_code_cell(FILL + connection + "print(json.dumps(found))")
+    cell = nbformat.v4.new_code_cell(fill_disk + connection + "print(json.dumps(found))")
     nbformat.write(nbformat.v4.new_notebook(cells=[cell]), submitted / "quiz.ipynb")
     command = [sys.executable, "-c", IN_KERNEL, str(course), str(tmp_path)]
     if user == "not root":
@@ -265,10 +244,10 @@ found["writable"] = os.access(app.connection_file, os.W_OK)
     assert found["beside"] is True and found["writable"] is False, found
 
 
-def test_the_harness_cannot_fill_the_graders_disk(course):
+def test_the_harness_cannot_fill_the_graders_disk(course, fill_disk):
     found = _reported(
         run_exercise(
-            FILL + "raise SystemExit(json.dumps(found))", "window_loop", 1, Sandbox((course,))
+            fill_disk + "raise SystemExit(json.dumps(found))", "window_loop", 1, Sandbox((course,))
         )
     )
     bound = Limits.tmpfs_bytes >> 20

@@ -9,9 +9,10 @@ Two kinds of question:
 
 Both carry a `hint`, shown after a first wrong answer, before the answer itself, and an
 `explanation`, shown with the answer. The self-check at the end of each lesson asks
-`questions_for(lesson)`; the self-study quiz asks `self_study_questions()`. The Yoruba text
-of the five FAQ questions is in `yoruba.py`. The choices are stored in any order: the quiz
-draws a fresh order each time (`selfcheck.draw`).
+`questions_for(lesson)`; the self-study quiz asks `self_study_questions()`. Each lesson's
+module holds its questions' Yorùbá beside them (`YORUBA`, by id); the Yorùbá of the five FAQ
+questions is in `quiz/yoruba.py`, with the guide's own words. The choices are stored in any
+order: the quiz draws a fresh order each time (`selfcheck.draw`).
 
 One module per lesson holds its questions (`lesson1` ... `lesson7`, `lesson9`, and `faq`;
 lesson 8 is the self-study quiz), as the instructor's graded bank is cut; the two kinds are
@@ -24,18 +25,19 @@ import numbers
 
 from gradacc_lessons.quiz.questions.faq import FAQ
 from gradacc_lessons.quiz.questions.kinds import LETTERS, AnyQuestion, Prediction, Question
-from gradacc_lessons.quiz.questions.lesson1 import LESSON1
-from gradacc_lessons.quiz.questions.lesson2 import LESSON2
-from gradacc_lessons.quiz.questions.lesson3 import LESSON3
-from gradacc_lessons.quiz.questions.lesson4 import LESSON4
-from gradacc_lessons.quiz.questions.lesson5 import LESSON5
-from gradacc_lessons.quiz.questions.lesson6 import LESSON6
-from gradacc_lessons.quiz.questions.lesson7 import LESSON7
-from gradacc_lessons.quiz.questions.lesson9 import LESSON9
+from gradacc_lessons.quiz.questions.lesson1 import LESSON1, LESSON1_YORUBA
+from gradacc_lessons.quiz.questions.lesson2 import LESSON2, LESSON2_YORUBA
+from gradacc_lessons.quiz.questions.lesson3 import LESSON3, LESSON3_YORUBA
+from gradacc_lessons.quiz.questions.lesson4 import LESSON4, LESSON4_YORUBA
+from gradacc_lessons.quiz.questions.lesson5 import LESSON5, LESSON5_YORUBA
+from gradacc_lessons.quiz.questions.lesson6 import LESSON6, LESSON6_YORUBA
+from gradacc_lessons.quiz.questions.lesson7 import LESSON7, LESSON7_YORUBA
+from gradacc_lessons.quiz.questions.lesson9 import LESSON9, LESSON9_YORUBA
 
 __all__ = [
     "LETTERS",
     "QUESTIONS",
+    "YORUBA",
     "AnyQuestion",
     "Prediction",
     "Question",
@@ -49,6 +51,12 @@ __all__ = [
 QUESTIONS: tuple[AnyQuestion, ...] = (
     *FAQ, *LESSON1, *LESSON2, *LESSON3, *LESSON4, *LESSON5, *LESSON6, *LESSON7, *LESSON9,
 )  # fmt: skip
+
+# Each lesson question's Yorùbá, by id (the FAQ's is in quiz/yoruba.py, with the guide's words)
+YORUBA = {
+    **LESSON1_YORUBA, **LESSON2_YORUBA, **LESSON3_YORUBA, **LESSON4_YORUBA, **LESSON5_YORUBA,
+    **LESSON6_YORUBA, **LESSON7_YORUBA, **LESSON9_YORUBA,
+}  # fmt: skip
 
 
 def questions_for(lesson: int) -> list[AnyQuestion]:

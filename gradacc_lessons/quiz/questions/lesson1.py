@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gradacc_lessons.quiz.questions.kinds import Prediction, Question
+from gradacc_lessons.quiz.yoruba import Wording
 
 LESSON1 = (
     Question(
@@ -73,3 +74,50 @@ LESSON1 = (
         ),
     ),
 )
+
+# The same questions in Yorùbá (docs/yoruba.md), the choices in the order above.
+LESSON1_YORUBA: dict[str, Wording] = {
+    "l1_scale": Wording(
+        prompt=(
+            "Loss micro-batch kọ̀ọ̀kan jẹ́ àròpín lórí àwọn àpẹẹrẹ rẹ̀. O kó micro-batch mẹ́rin "
+            "tí ìwọ̀n wọn dọ́gba jọ. Kí ni o gbọ́dọ̀ ṣe sí loss kọ̀ọ̀kan ṣáájú backward()?"
+        ),
+        choices=(
+            "Pín in sí 4, iye àwọn micro-batch",
+            "Kò sí nǹkan kan, optimizer ló ń ṣe àròpín àwọn gradient",
+            "Fi 4 sọ ọ́ di púpọ̀, ẹ̀ẹ̀kan fún micro-batch kọ̀ọ̀kan",
+            "Pín in sí iye àwọn àpẹẹrẹ tirẹ̀",
+        ),
+        hint=("Àròpín loss mẹ́rin, backward kọ̀ọ̀kan ń fi kún .grad: gradient àròpín mélòó nìyẹn?"),
+        explanation=(
+            "Gradient máa ń kó jọ, nítorí náà àròpín loss mẹ́rin ń fún ni ní ìlọ́po mẹ́rin "
+            "gradient àròpín; pípín ọ̀kọ̀ọ̀kan sí 4 ló ń sọ àpapọ̀ di àròpín lórí gbogbo batch."
+        ),
+    ),
+    "l1_off_by_one": Wording(
+        prompt=(
+            "Loop kan ń ka àwọn micro-batch pẹ̀lú i láti 0, ó sì ń ṣe ìmúdójúìwọ̀n nígbà tí "
+            "i % accumulation_steps == 0. Kí ló ń ṣàṣìṣe?"
+        ),
+        choices=(
+            "Kò ṣe ìmúdójúìwọ̀n rárá, nítorí i kò dé ìlọ́po fèrèsé láéláé",
+            "Ó ń ṣe ìmúdójúìwọ̀n lẹ́yìn micro-batch àkọ́kọ́: gbogbo fèrèsé ti yẹ̀ kúrò",
+            "Ó ń ṣe ìmúdójúìwọ̀n lẹ́ẹ̀mejì nínú fèrèsé kọ̀ọ̀kan, lẹ́yìn àkọ́kọ́ àti tó kẹ́yìn",
+            "Kò sí nǹkan kan: ó ń ṣe ìmúdójúìwọ̀n lẹ́ẹ̀kan lẹ́yìn micro-batch N, bí ó ti yẹ",
+        ),
+        hint="Gbìyànjú micro-batch àkọ́kọ́: kí ni 0 % 4?",
+        explanation=(
+            "0 % N == 0, nítorí náà loop náà ń ṣe ìmúdójúìwọ̀n lẹ́yìn micro-batch 0 nìkan, "
+            "láti ìgbà náà lọ, fèrèsé kọ̀ọ̀kan ń kọjá ààlà fèrèsé gidi méjì. Ìgbà tí ó ń ṣe "
+            "ìmúdójúìwọ̀n pọ̀ tó ti loop tí ó tọ̀nà, nítorí náà ìfiwéra pẹ̀lú gbogbo batch nìkan "
+            "ló ń rí i; àtúnṣe rẹ̀ ni (i + 1) % N == 0."
+        ),
+    ),
+    "l1_predict_steps": Wording.prediction(
+        "train_accumulated gba micro-batch 10 àti accumulation_steps=4. Ìgbà mélòó ni ó ń pe "
+        "optimizer.step()?",
+        "Pín micro-batch 10 sí fèrèsé 4 kọ̀ọ̀kan. Kí ló ń ṣẹlẹ̀ sí fèrèsé tó kẹ́yìn tí ó kúrú?",
+        "Fèrèsé micro-batch 4, 4 àti 2: ìmúdójúìwọ̀n kan fún ọ̀kọ̀ọ̀kan, títí kan fèrèsé tó "
+        "kẹ́yìn tí ó kúrú (tí a pín loss rẹ̀ gẹ́gẹ́ bí àwọn àpẹẹrẹ tirẹ̀), nítorí náà 3.",
+    ),
+}

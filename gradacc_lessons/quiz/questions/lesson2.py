@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gradacc_lessons.quiz.questions.kinds import Prediction, Question
+from gradacc_lessons.quiz.yoruba import Wording
 
 LESSON2 = (
     Question(
@@ -95,3 +96,77 @@ LESSON2 = (
         ),
     ),
 )
+
+# The same questions in Yorùbá (docs/yoruba.md), the choices in the order above.
+LESSON2_YORUBA: dict[str, Wording] = {
+    "l2_uneven": Wording(
+        prompt=(
+            "Fèrèsé kan ní micro-batch tí ó ní àpẹẹrẹ 24, 24 àti 16, loss kọ̀ọ̀kan sì jẹ́ "
+            "àròpín lórí micro-batch rẹ̀. Iye wo ni a gbọ́dọ̀ fi sọ loss kọ̀ọ̀kan di púpọ̀ kí "
+            "gradient tí a kó jọ lè dọ́gba pẹ̀lú ti gbogbo batch?"
+        ),
+        choices=(
+            "1/3 fún ọ̀kọ̀ọ̀kan, nítorí fèrèsé náà ní micro-batch mẹ́ta",
+            "1 fún ọ̀kọ̀ọ̀kan, nítorí optimizer ń pín in sí ìwọ̀n batch",
+            "1/24, 1/24 àti 1/16, ọ̀kan lórí ìwọ̀n micro-batch kọ̀ọ̀kan",
+            "24/64, 24/64 àti 16/64: ìpín àpẹẹrẹ tí ó jẹ́ ti ọ̀kọ̀ọ̀kan",
+        ),
+        hint=(
+            "Loss gbogbo batch jẹ́ àpapọ̀ lórí àpẹẹrẹ 64 tí a pín sí 64. Apá wo nínú àpapọ̀ yẹn "
+            "ni àròpín micro-batch kan?"
+        ),
+        explanation=(
+            "Àròpín gbogbo batch jẹ́ àpapọ̀ lórí gbogbo àpẹẹrẹ 64 tí a pín sí 64; àròpín "
+            "micro-batch kan lọ́nà ìpín rẹ̀ (ìwọ̀n/64) ni apá tirẹ̀ gẹ́lẹ́ nínú àpapọ̀ yẹn. 1/N "
+            "ń fún àwọn àpẹẹrẹ micro-batch kékeré ní ipa tí ó pọ̀ jù."
+        ),
+    ),
+    "l2_tokens": Wording(
+        prompt=(
+            "Àwọn sequence tí a fi padding kún, cross-entropy tí ó jẹ́ àròpín lórí token gidi "
+            "micro-batch kọ̀ọ̀kan, a sì pín loss kọ̀ọ̀kan sí N. Kí ló ń ṣàṣìṣe, kí ló sì ń tún "
+            "un ṣe?"
+        ),
+        choices=(
+            "Kò sí nǹkan kan, tí micro-batch bá ní iye sequence kan náà",
+            "Token inú micro-batch kúkúrú ní ipa jù; pín in sí iye token fèrèsé",
+            "Token padding ń wọ inú loss; ignore_index tí ó tóbi jù ni àtúnṣe",
+            "Gradient ti pọ̀ ní ìlọ́po N; pípín in sí N lẹ́ẹ̀mejì ni àtúnṣe",
+        ),
+        hint="Àròpín micro-batch kọ̀ọ̀kan ń pín sí iye token gidi tirẹ̀. Ṣé wọ́n dọ́gba?",
+        explanation=(
+            "Àròpín micro-batch kọ̀ọ̀kan ń pín sí iye token tirẹ̀, nítorí náà sequence kan náà "
+            "ní ipa jù nínú micro-batch kúkúrú. Kíkó loss àwọn token pọ̀ àti pípín in sí iye token "
+            "fèrèsé (num_items_in_batch nínú Transformers láti àtúnṣe ọdún 2024) ni àròpín gbogbo "
+            "batch."
+        ),
+    ),
+    "l2_scheduler": Wording(
+        prompt=(
+            "Pẹ̀lú micro-batch N = 4 nínú fèrèsé kan, a ń pe step() scheduler warm-up lẹ́yìn "
+            "micro-batch kọ̀ọ̀kan. Kí ló ń ṣẹlẹ̀?"
+        ),
+        choices=(
+            "Kò sí nǹkan kan: learning rate ṣe pàtàkì ní optimizer.step() nìkan",
+            "Warm-up parí ní ìlọ́po mẹ́rin ṣáájú àkókò; pè é lẹ́ẹ̀kan fún ìmúdójúìwọ̀n kọ̀ọ̀kan",
+            "Warm-up gùn ní ìlọ́po mẹ́rin, nítorí a fò àwọn ìmúdójúìwọ̀n kan",
+            "A ń pín learning rate sí 4 ní gbogbo optimizer.step()",
+        ),
+        hint="Scheduler ń ka ìpè step() tirẹ̀. Mélòó ni fèrèsé kan ń ṣe?",
+        explanation=(
+            "Schedule ń ka ìpè step() tirẹ̀. Pípè é lẹ́yìn micro-batch kọ̀ọ̀kan ń tì í síwájú "
+            "ní ìgbà N fún ìmúdójúìwọ̀n kọ̀ọ̀kan, nítorí náà ó ń dé ibi kọ̀ọ̀kan nínú ètò rẹ̀ "
+            "lẹ́yìn 1/N àwọn àpẹẹrẹ."
+        ),
+    ),
+    "l2_predict_last_window": Wording.prediction(
+        "Epoch kan tí ó ní micro-batch 9 tí wọ́n dọ́gba pẹ̀lú accumulation_steps=4 parí pẹ̀lú "
+        "fèrèsé tí ó ní micro-batch kan ṣoṣo, loop náà sì ń pín gbogbo loss sí 4. Kí ni "
+        "relative error gradient fèrèsé tó kẹ́yìn yẹn (0 túmọ̀ sí pé ó pé, 1 túmọ̀ sí pé gbogbo "
+        "rẹ̀ ló ṣàṣìṣe)?",
+        "Fèrèsé tó kẹ́yìn gbọ́dọ̀ gbé gbogbo gradient àwọn àpẹẹrẹ rẹ̀. Ìdá mélòó nínú rẹ̀ ni "
+        "micro-batch kan tí a pín sí 4 ń gbé?",
+        "Fèrèsé náà ní micro-batch kan tí a pín sí 4: ìdá mẹ́rin gradient tí ó dúró fún, "
+        "nítorí náà error jẹ́ 1 - 1/4 = 0.75 (fèrèsé méjì ti ẹ̀kọ́ náà fún ni ní 1 - 2/4 = 0.5).",
+    ),
+}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gradacc_lessons.quiz.questions.kinds import Prediction, Question
+from gradacc_lessons.quiz.yoruba import Wording
 
 LESSON3 = (
     Question(
@@ -49,3 +50,35 @@ LESSON3 = (
         ),
     ),
 )
+
+# The same questions in Yorùbá (docs/yoruba.md), the choices in the order above.
+LESSON3_YORUBA: dict[str, Wording] = {
+    "l3_single_sample": Wording(
+        prompt=(
+            "Memory gba micro-batch tí ó ní àpẹẹrẹ kan ṣoṣo. Kí ló ń ṣẹlẹ̀ sí MLP tí ó ní "
+            "BatchNorm1d ní ipò training?"
+        ),
+        choices=(
+            "Ó ń kọ́ ẹ̀kọ́, pẹ̀lú statistics gbogbo àpẹẹrẹ tí ó ti rí títí di ìsinsìnyí",
+            "Ó ń kọ́ ẹ̀kọ́ bíi gbogbo batch, nítorí statistics wọn dọ́gba nígbà náà",
+            "Ó ń kọ́ ẹ̀kọ́, ṣùgbọ́n running mean rẹ̀ kò yí padà mọ́",
+            "PyTorch ń ju àṣìṣe: iye kan ṣoṣo kò ní variance",
+        ),
+        hint="Kí ni variance nọ́mbà kan ṣoṣo?",
+        explanation=(
+            "Pẹ̀lú àpẹẹrẹ kan, feature kọ̀ọ̀kan ní iye kan ṣoṣo: mean batch rẹ̀ ni iye náà, "
+            "nítorí náà gbogbo èsì ì bá di shift BatchNorm nìkan. PyTorch kọ̀ ọ́ (`Expected "
+            "more than 1 value per channel when training`). Lo LayerNorm tàbí GroupNorm, tàbí "
+            "di BatchNorm mú."
+        ),
+    ),
+    "l3_predict_running_mean": Wording.prediction(
+        "Layer BatchNorm tí momentum rẹ̀ jẹ́ 0.1 rí fèrèsé tí ó ní micro-batch N = 4, nítorí "
+        "náà running mean rẹ̀ yí padà lẹ́ẹ̀mẹ́rin. Ìdá wo nínú running mean ló wá láti inú data "
+        "fèrèsé yìí (nọ́mbà láàárín 0 àti 1)?",
+        "Ìmúdójúìwọ̀n kọ̀ọ̀kan ń pa 1 - 0.1 = 0.9 running mean àtijọ́ mọ́. Èló ló kù lẹ́yìn 4?",
+        "Lẹ́yìn ìmúdójúìwọ̀n 4, 0.9^4 = 0.6561 running mean àtijọ́ ló kù, nítorí náà 1 - "
+        "0.6561 = 0.3439 ló wá láti inú fèrèsé, kì í ṣe 0.1 ti ìmúdójúìwọ̀n kan pẹ̀lú gbogbo "
+        "batch. Momentum 1 - 0.9^(1/4) ló ń dá a padà sí 0.1.",
+    ),
+}

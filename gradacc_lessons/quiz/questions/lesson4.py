@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gradacc_lessons.quiz.questions.kinds import Prediction, Question
+from gradacc_lessons.quiz.yoruba import Wording
 
 LESSON4 = (
     Question(
@@ -70,3 +71,51 @@ LESSON4 = (
         ),
     ),
 )
+
+# The same questions in Yorùbá (docs/yoruba.md), the choices in the order above.
+LESSON4_YORUBA: dict[str, Wording] = {
+    "l4_floor": Wording(
+        prompt=(
+            "O mú batch àpapọ̀ dúró, o sì ń sọ iye ìkójọpọ̀ di ìlọ́po méjì léraléra. Kí ni peak "
+            "memory ń sún mọ́?"
+        ),
+        choices=(
+            "Òdo, nítorí memory ń tẹ̀lé ìwọ̀n micro-batch",
+            "Activations gbogbo batch àpapọ̀, tí a gbé ní ẹ̀ẹ̀kan",
+            "Ohun tí parameters, gradient àti ipò optimizer ń gbà",
+            "Nǹkan bí ìdajì peak tí a wọ̀n láìsí ìkójọpọ̀",
+        ),
+        hint="Apá wo nínú memory training ni kò gbára lé àwọn àpẹẹrẹ tí forward pass kan rí?",
+        explanation=(
+            "Activations nìkan ló ń dínkù pẹ̀lú micro-batch. Weights, gradient wọn àti ipò "
+            "optimizer wà níbẹ̀ bí micro-batch ti wù kí ó rí, nítorí náà peak dúró lórí wọn."
+        ),
+    ),
+    "l4_time": Wording(
+        prompt=(
+            "Gbogbo batch wọ inú memory. Ní ìfiwéra pẹ̀lú ṣíṣe é lẹ́ẹ̀kan náà, báwo ni pípín in "
+            "sí micro-batch 8 tí a kó jọ ṣe ń yí àkókò ìmúdójúìwọ̀n kọ̀ọ̀kan padà?"
+        ),
+        choices=(
+            "Ó ń kúrú ní nǹkan bí ìlọ́po mẹ́jọ, ìdá mẹ́jọ iṣẹ́ fún ọ̀kọ̀ọ̀kan",
+            "Ó ń kúrú, nítorí optimizer ń ṣe ìmúdójúìwọ̀n díẹ̀",
+            "Ó ń kúrú, nítorí activations kéré ní ìlọ́po mẹ́jọ",
+            "Ó ń gùn sí i: iṣẹ́ kékeré ń ṣe iṣẹ́ díẹ̀ ní ìpè kọ̀ọ̀kan",
+        ),
+        hint="Ìkójọpọ̀ ń yí iye àpẹẹrẹ tí iṣẹ́ kọ̀ọ̀kan rí padà, kì í ṣe iye àpẹẹrẹ tí ó wà.",
+        explanation=(
+            "Ìkójọpọ̀ ń dín memory kù, kì í ṣe àkókò: ẹ̀kọ́ náà wọ̀n ọ́, ó lọ́ra ju batch lẹ́ẹ̀kan "
+            "náà. Ó ń ṣe àpẹẹrẹ púpọ̀ ní ìṣẹ́jú-àáyá kan ju ìmúdójúìwọ̀n lẹ́yìn batch kékeré "
+            "kọ̀ọ̀kan, ṣùgbọ́n ìmúdójúìwọ̀n rẹ̀ fi ìlọ́po N dín kù."
+        ),
+    ),
+    "l4_predict_floor": Wording.prediction(
+        "A ń kọ́ model tí ó ní parameter float32 mílíọ̀nù 10 (torch.nn.Linear(10_000, 1_000)) "
+        "pẹ̀lú Adam. MB mélòó (mílíọ̀nù byte) ni parameters rẹ̀, gradient wọn àti ipò optimizer "
+        "ń gbà papọ̀?",
+        "Ka ẹ̀dà parameters: weights, gradient wọn, moment méjì ti Adam.",
+        "Parameter 10,001,000 tí ọ̀kọ̀ọ̀kan jẹ́ byte 4: weights 40 MB, gradient 40 MB àti "
+        "moment méjì Adam tí ọ̀kọ̀ọ̀kan jẹ́ 40 MB, ẹ̀dà mẹ́rin lápapọ̀: 160 MB (àti byte 8 fún "
+        "kíka ìmúdójúìwọ̀n).",
+    ),
+}

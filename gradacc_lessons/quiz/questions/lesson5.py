@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gradacc_lessons.quiz.questions.kinds import Prediction, Question
+from gradacc_lessons.quiz.yoruba import Wording
 
 LESSON5 = (
     Question(
@@ -67,3 +68,49 @@ LESSON5 = (
         ),
     ),
 )
+
+# The same questions in Yorùbá (docs/yoruba.md), the choices in the order above.
+LESSON5_YORUBA: dict[str, Wording] = {
+    "l5_curves": Wording(
+        prompt=(
+            "Training mẹ́ta ń lo model kan náà, ètò data kan náà, AdamW, clipping àti schedule "
+            "learning rate kan náà: batch 128; micro-batch 32 tí a kó jọ ní mẹ́rin-mẹ́rin; batch "
+            "32 láìsí ìkójọpọ̀. Àwọn wo ló ní ìlà training kan náà?"
+        ),
+        choices=(
+            "Batch 128 àti èyí tí a kó jọ, títí dé rounding",
+            "Gbogbo mẹ́tẹ̀ẹ̀ta, nítorí wọ́n rí àwọn àpẹẹrẹ kan náà ní epoch kọ̀ọ̀kan",
+            "Èyí tí a kó jọ àti batch 32: méjèèjì ń rí 32",
+            "Kò sí ọ̀kankan: ìkójọpọ̀ máa ń fi ariwo kún ìlà",
+        ),
+        hint="Àwọn wo ló ń ṣe ìmúdójúìwọ̀n kan náà, ọ̀kan fún àpẹẹrẹ 128 kọ̀ọ̀kan?",
+        explanation=(
+            "Fèrèsé kọ̀ọ̀kan tí a kó jọ jẹ́ ìmúdójúìwọ̀n kan náà bíi batch 128 kan. Batch 32 "
+            "láìsí ìkójọpọ̀ jẹ́ ìmúdójúìwọ̀n tirẹ̀: ìmúdójúìwọ̀n mìíràn, training mìíràn."
+        ),
+    ),
+    "l5_scheduler": Wording(
+        prompt=(
+            "O yí training kan padà láti batch 128 sí micro-batch 32 pẹ̀lú iye ìkójọpọ̀ 4. "
+            "Ìgbà mélòó ni scheduler.step() àti gradient clipping gbọ́dọ̀ ṣiṣẹ́ báyìí?"
+        ),
+        choices=(
+            "Lẹ́yìn micro-batch kọ̀ọ̀kan, ní ìlọ́po mẹ́rin ti tẹ́lẹ̀",
+            "Clipping lẹ́yìn micro-batch kọ̀ọ̀kan, scheduler fún fèrèsé kọ̀ọ̀kan",
+            "Lẹ́ẹ̀kan fún optimizer.step() kọ̀ọ̀kan: lẹ́yìn fèrèsé mẹ́rin-mẹ́rin",
+            "Lẹ́ẹ̀kan ṣoṣo ní epoch kọ̀ọ̀kan, lẹ́yìn fèrèsé tó kẹ́yìn rẹ̀",
+        ),
+        hint="Kí ni schedule ń kà, gradient wo sì ni clipping gbọ́dọ̀ rí?",
+        explanation=(
+            "Schedule ń ka ìmúdójúìwọ̀n optimizer, clipping sì gbọ́dọ̀ rí gradient gbogbo batch "
+            "àpapọ̀: méjèèjì ń ṣẹlẹ̀ lẹ́ẹ̀kan ní fèrèsé kọ̀ọ̀kan, nítorí náà training kò yí padà."
+        ),
+    ),
+    "l5_predict_steps": Wording.prediction(
+        "Training ẹ̀kọ́ 5 tí a kó jọ, pẹ̀lú batch=256 àti micro_batch=64 dípò: epoch 10 lórí "
+        "àwọn nọ́mbà 1,536 ti training. Ìmúdójúìwọ̀n optimizer mélòó ni ó ń ṣe lápapọ̀?",
+        "Àpẹẹrẹ mélòó ló wà lẹ́yìn ìmúdójúìwọ̀n kan, ìmúdójúìwọ̀n mélòó ló sì ń ṣe epoch kan?",
+        "Ìmúdójúìwọ̀n kan fún àpẹẹrẹ 256: 1,536 / 256 = 6 ní epoch kọ̀ọ̀kan, 60 ní epoch 10, "
+        "bí micro-batch ti wù kí ó rí. Micro-batch 64 kàn ń sọ pé N = 4.",
+    ),
+}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gradacc_lessons.quiz.questions.kinds import Prediction, Question
+from gradacc_lessons.quiz.yoruba import Wording
 
 LESSON6 = (
     Question(
@@ -83,3 +84,57 @@ LESSON6 = (
         ),
     ),
 )
+
+# The same questions in Yorùbá (docs/yoruba.md), the choices in the order above.
+LESSON6_YORUBA: dict[str, Wording] = {
+    "l6_no_sync": Wording(
+        prompt=(
+            "Lábẹ́ DistributedDataParallel, o kó micro-batch 4 jọ fún ìmúdójúìwọ̀n kọ̀ọ̀kan, o "
+            "sì kọ `loss = model(x)...` lóde `with model.no_sync():`, `loss.backward()` nìkan ló "
+            "wà nínú rẹ̀. Kí ló ń ṣẹlẹ̀?"
+        ),
+        choices=(
+            "Micro-batch kọ̀ọ̀kan ṣì ń ṣe all-reduce: ìlọ́po mẹ́rin ìrìnnà",
+            "A kò ṣe all-reduce gradient rárá, nítorí náà àwọn process ń yapa",
+            "Ó ń ṣiṣẹ́ bí a ti fẹ́, pẹ̀lú all-reduce kan fún ìmúdójúìwọ̀n kọ̀ọ̀kan",
+            "DDP ń ju àṣìṣe ní backward àkọ́kọ́ fèrèsé náà",
+        ),
+        hint="DDP ń pinnu nínú forward pass bóyá backward tí ó ń bọ̀ yóò ṣe all-reduce.",
+        explanation=(
+            "DDP ń pinnu nínú forward pass bóyá backward yóò ṣe ìmúṣiṣẹ́pọ̀. no_sync() gbọ́dọ̀ "
+            "bo forward àti backward gbogbo micro-batch àfi èyí tó kẹ́yìn nínú fèrèsé."
+        ),
+    ),
+    "l6_scaler": Wording(
+        prompt=(
+            "Training ní float16 pẹ̀lú GradScaler, ìkójọpọ̀ àti gradient clipping: ìgbà wo ni "
+            "o ń pe scaler.unscale_(optimizer)?"
+        ),
+        choices=(
+            "Lẹ́yìn backward micro-batch kọ̀ọ̀kan, ṣáájú kí ó tó wọ .grad",
+            "Lẹ́ẹ̀kan ní fèrèsé kọ̀ọ̀kan, lẹ́yìn backward tó kẹ́yìn, ṣáájú clipping",
+            "Kò sí ìgbà kankan: scaler.step() ń ṣe unscale, nítorí náà ṣe clipping gradient "
+            "tí a ti scale",
+            "Lẹ́yìn scaler.update(), nígbà tí scale tuntun bá ti di mímọ̀",
+        ),
+        hint="Clipping ń fi norm gradient wé max_norm. Gradient wo ni ó gbọ́dọ̀ rí?",
+        explanation=(
+            "Gradient tí a ti scale ń kó jọ nínú .grad jálẹ̀ fèrèsé; ṣe unscale lẹ́ẹ̀kan, kí "
+            "clipping lè rí norm tòótọ́, lẹ́yìn náà step àti update lẹ́ẹ̀kan ní fèrèsé kọ̀ọ̀kan."
+        ),
+    ),
+    "l6_predict_effective_batch": Wording.prediction(
+        "GPU 4, ọ̀kọ̀ọ̀kan ń ṣe micro-batch tí ó ní àpẹẹrẹ 32, ó sì ń kó 8 jọ fún ìmúdójúìwọ̀n "
+        "optimizer kọ̀ọ̀kan. Àpẹẹrẹ mélòó ló wà lẹ́yìn ìmúdójúìwọ̀n kan?",
+        "GPU kọ̀ọ̀kan ń rí micro-batch x iye ìkójọpọ̀ àpẹẹrẹ fún ìmúdójúìwọ̀n kọ̀ọ̀kan.",
+        "world size x micro-batch x iye ìkójọpọ̀ = 4 x 32 x 8 = 1024 àpẹẹrẹ.",
+    ),
+    "l6_predict_zero3": Wording.prediction(
+        "Parameter bílíọ̀nù 1, Adam, float32 (byte 4 fún iye kọ̀ọ̀kan), ZeRO-3 tí a pín sí GPU "
+        "4: GiB (2^30 byte) mélòó nínú parameters, gradient àti moment méjì Adam ni GPU kọ̀ọ̀kan "
+        "ń tọ́jú gẹ́gẹ́ bí ìpín tirẹ̀?",
+        "Adam ní float32 ń tọ́jú byte 16 fún parameter kọ̀ọ̀kan; ZeRO-3 ń pín gbogbo rẹ̀.",
+        "Byte 4 fún weights, gradient àti moment méjì: 16 GB lápapọ̀, ìdá mẹ́rin rẹ̀ fún GPU "
+        "kọ̀ọ̀kan, 4e9 / 2^30 = 3.73 GiB.",
+    ),
+}

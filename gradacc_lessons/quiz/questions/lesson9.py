@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gradacc_lessons.quiz.questions.kinds import Question
+from gradacc_lessons.quiz.yoruba import Wording
 
 LESSON9 = (
     Question(
@@ -87,3 +88,86 @@ LESSON9 = (
         ),
     ),
 )
+
+# The same questions in Yorùbá (docs/yoruba.md), the choices in the order above.
+LESSON9_YORUBA: dict[str, Wording] = {
+    "l9_dominates": Wording(
+        prompt=(
+            "Planner náà mú kí model 8B wọ inú GPU tí ó ní 24 GiB pẹ̀lú LoRA àti checkpointing, "
+            "pẹ̀lú micro-batch tí ó ní sequence díẹ̀. Ní peak yẹn, kí ló ń gba èyí tí ó pọ̀ jù "
+            "nínú memory?"
+        ),
+        choices=(
+            "Weights model tí a ti kọ́ tẹ́lẹ̀, tí a dì mú",
+            "Moment méjì ti AdamW fún gbogbo weight model náà",
+            "Gradient gbogbo weight bílíọ̀nù mẹ́jọ",
+            "Àwọn logit gbogbo vocabulary fún token kọ̀ọ̀kan",
+        ),
+        hint="Pẹ̀lú LoRA, àwọn tensor wo ni a kò kọ́, mélòó sì ni wọ́n?",
+        explanation=(
+            "Àwọn adapter nìkan ni a ń kọ́, nítorí náà gradient wọn àti moment AdamW kéré. "
+            "Weight bílíọ̀nù 8 tí a dì mú ṣì wà níbẹ̀, byte 2 fún ọ̀kọ̀ọ̀kan ní bfloat16: nǹkan "
+            "bí 15 GiB nínú 24. Activations sequence díẹ̀, tí checkpointing ti dín kù, ló ń gba "
+            "ààyè tí ó kù."
+        ),
+    ),
+    "l9_checkpointing": Wording(
+        prompt=(
+            "Ètò fún model 8B ń lo activation checkpointing. Kí ni a ń jèrè níbẹ̀, kí ló sì ń ná wa?"
+        ),
+        choices=(
+            "Ìpìlẹ̀ tí ó dínkù: ó ń dín weights, gradient àti ipò optimizer kù",
+            "Kò yí memory padà; ó kàn ń mú kí backward pass yára sí i",
+            "Activations tí a ń pa mọ́ dínkù gidigidi, ṣùgbọ́n a ń ṣe forward kejì nígbà backward",
+            "Gradient kékeré, nítorí a ń ṣírò wọn ní bit 16 dípò 32",
+        ),
+        hint="Apá wo nínú peak ló ń pọ̀ sí i pẹ̀lú micro-batch, kí ni backward sì nílò?",
+        explanation=(
+            "Layer kọ̀ọ̀kan tí a fi checkpointing sí ń pa input rẹ̀ nìkan mọ́, ó sì ń ṣírò àwọn "
+            "activations rẹ̀ yòókù lẹ́ẹ̀kan sí i nígbà backward pass: activations sequence kan ń "
+            "dínkù ní ìlọ́po púpọ̀, nítorí náà micro-batch tí ó tóbi jù ń wọ inú memory, fún "
+            "àkókò nǹkan bí forward pass kan sí i. Ìpìlẹ̀ (weights, gradient, ipò optimizer) kò "
+            "yí padà, bí ẹ̀kọ́ 4 ti fi hàn."
+        ),
+    ),
+    "l9_why_exact": Wording(
+        prompt=(
+            "Lórí Llama kékeré náà, ìfojúdíwọ̀n Accelerate àti fọ́múlà transformer-math kò bá peak "
+            "tí a wọ̀n mu; ti planner bá a mu. Kí nìdí?"
+        ),
+        choices=(
+            "Ó ń ka gbogbo tensor tí step gidi ń ṣẹ̀dá, tí ó sì ń tú sílẹ̀",
+            "Ó ń wọn step náà lórí memory ẹ̀rọ yìí, bíi profiler",
+            "Ó ń fi àfikún ààbò kún un, tí ó bo ohun tí àwọn fọ́múlà fi sílẹ̀",
+            "Ó ń sọ ìwọ̀n tensor kọ̀ọ̀kan di ìlọ́po byte 512, bí allocator CUDA ti ń ṣe",
+        ),
+        hint="Kí ni tensor ayédèrú ní, kí ni kò sì ní?",
+        explanation=(
+            "Planner náà ń ṣe forward, backward àti step optimizer lórí tensor ayédèrú (ìrísí "
+            "nìkan, láìsí data), ó sì ń ka storage kọ̀ọ̀kan níwọ̀n ìgbà tí ó bá wà, ohun yòówù "
+            "tí architecture jẹ́: SwiGLU, grouped-query attention, àwọn adapter float32 ti LoRA. "
+            "Accelerate ń ka weights, gradient àti ipò Adam nìkan, fún gbogbo weight, kò sì ka "
+            "activation kankan; fọ́múlà náà gbà pé architecture kan ṣoṣo ni, pé activations jẹ́ "
+            "16-bit, àti pé a ń kọ́ gbogbo weights."
+        ),
+    ),
+    "l9_choose_n": Wording(
+        prompt=(
+            "Micro-batch tí ó tóbi jù tí ó wọ inú memory ní sequence 6; ìlànà training náà fẹ́ "
+            "batch àpapọ̀ tí ó ní sequence 256. Iye ìkójọpọ̀ N wo ni ètò náà yàn?"
+        ),
+        choices=(
+            "42 (méjìlélógójì)",
+            "44 (mẹ́rìnlélógójì)",
+            "43 (mẹ́tàlélógójì)",
+            "48 (méjìdínláàádọ́ta)",
+        ),
+        hint="Micro-batch N tí ọ̀kọ̀ọ̀kan kò ju sequence 6 lọ gbọ́dọ̀ gba gbogbo sequence 256.",
+        explanation=(
+            "N = 256 / 6, tí a gbé sókè sí odidi nọ́mbà tó kàn, = 43: micro-batch 42 tí "
+            "ọ̀kọ̀ọ̀kan ní 6 gba sequence 252 péré. A pín 256 sí micro-batch 43 tí ọ̀kọ̀ọ̀kan ní "
+            "6 tàbí 5 (ìwọ̀n wọn kò yàtọ̀ ju ọ̀kan lọ, ẹ̀kọ́ 1), a sì fún loss kọ̀ọ̀kan ní ipa "
+            "ìpín rẹ̀, nítorí náà fèrèsé náà ṣì jẹ́ batch 256 náà."
+        ),
+    ),
+}

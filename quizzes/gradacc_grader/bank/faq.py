@@ -113,10 +113,10 @@ T2 = {
         "budget **{budget} MiB**. With lesson 4's analytic model (floor + micro-batch × "
         "activations per sample), what is the smallest `accumulation_steps` among 1, 2, 4, 8, "
         "16, 32 and 64 that fits?",
-        "right": "With N = {n}, a micro-batch of {micro} samples peaks at {peak:g} MiB, within "
-        "the budget; with N = {half} it would peak at {over:g} MiB.",
-        "half": "With N = {half}, a micro-batch of {micro2} samples peaks at {over:g} MiB, "
-        "above the budget of {budget} MiB.",
+        "right": "With N = {n}, a micro-batch of {micro_batch_size} samples peaks at {peak:g} "
+        "MiB, within the budget; with N = {half} it would peak at {over:g} MiB.",
+        "half": "With N = {half}, a micro-batch of {micro_batch_size_at_half} samples peaks at "
+        "{over:g} MiB, above the budget of {budget} MiB.",
         "double": "N = {double} fits too, but with more, smaller micro-batches than needed: "
         "each one costs time.",
         "floor": "That fits the activations alone into the budget; the floor of weights, "
@@ -128,10 +128,10 @@ T2 = {
         "sì jẹ́ **{budget} MiB**. Pẹ̀lú ìṣirò ẹ̀kọ́ 4 (ìpìlẹ̀ + micro-batch × activations fún "
         "àpẹẹrẹ kọ̀ọ̀kan), `accumulation_steps` wo ló kéré jù nínú 1, 2, 4, 8, 16, 32 àti 64 tí "
         "ó wọ inú memory?",
-        "right": "Pẹ̀lú N = {n}, micro-batch àpẹẹrẹ {micro} ga dé {peak:g} MiB, ó wọ inú memory; "
-        "pẹ̀lú N = {half} yóò ga dé {over:g} MiB.",
-        "half": "Pẹ̀lú N = {half}, micro-batch àpẹẹrẹ {micro2} ga dé {over:g} MiB, ó ju "
-        "{budget} MiB tí ó wà lọ.",
+        "right": "Pẹ̀lú N = {n}, micro-batch àpẹẹrẹ {micro_batch_size} ga dé {peak:g} MiB, ó wọ "
+        "inú memory; pẹ̀lú N = {half} yóò ga dé {over:g} MiB.",
+        "half": "Pẹ̀lú N = {half}, micro-batch àpẹẹrẹ {micro_batch_size_at_half} ga dé {over:g} "
+        "MiB, ó ju {budget} MiB tí ó wà lọ.",
         "double": "N = {double} náà wọ inú memory, ṣùgbọ́n micro-batch rẹ̀ pọ̀ ju bí ó ti yẹ lọ, "
         "wọ́n sì kéré jù: ọ̀kọ̀ọ̀kan ń gba àkókò.",
         "floor": "Ìyẹn mú kí activations nìkan wọ inú memory; ìpìlẹ̀ weights, gradient àti ipò "
@@ -146,8 +146,8 @@ def draw_fit(rng, lang="en") -> Drawn:
         floor, a = pick(rng, range(400, 1600, 100)), pick(rng, (1.0, 1.5, 2.0, 3.0, 4.0))
         batch, n = pick(rng, (256, 512)), pick(rng, (4, 8, 16))
 
-        def peak(steps, floor=floor, batch=batch, a=a):
-            return floor + batch // steps * a
+        def peak(n, floor=floor, batch=batch, a=a):
+            return floor + batch // n * a
 
         budget = int(pick(rng, range(int(peak(n)) + 1, int(peak(n // 2)))))
         alone = next(s for s in (1, 2, 4, 8, 16, 32, 64) if batch // s * a <= budget)
@@ -157,11 +157,11 @@ def draw_fit(rng, lang="en") -> Drawn:
     t = T2[lang]
     values = {
         "n": n,
-        "micro": batch // n,
+        "micro_batch_size": batch // n,
         "peak": peak(n),
         "half": n // 2,
         "over": peak(n // 2),
-        "micro2": batch // (n // 2),
+        "micro_batch_size_at_half": batch // (n // 2),
         "budget": budget,
         "double": n * 2,
     }
@@ -403,7 +403,8 @@ FAQ = Assignment(
         "en": "One question per item of the FAQ, in the FAQ's order, each asking you to work "
         "something out; a coding exercise on FAQ 3 and a written answer on FAQ 5, graded by hand.",
         "yo": "Ìbéèrè kan fún ohun kọ̀ọ̀kan nínú FAQ, ní títẹ̀lé FAQ, ọ̀kọ̀ọ̀kan ń béèrè pé kí o "
-        "ṣírò nǹkan; iṣẹ́ kóòdù kan lórí FAQ 3 àti ìdáhùn kíkọ kan lórí FAQ 5, tí olùkọ́ yóò máàkì.",
+        "ṣírò nǹkan; iṣẹ́ kóòdù kan lórí FAQ 3 àti ìdáhùn kíkọ kan lórí FAQ 5, tí olùkọ́ yóò "
+        "máàkì.",
     },
     items=(
         MultipleChoice("faq1", "compute", "what .grad holds after N backward passes", draw_sum),

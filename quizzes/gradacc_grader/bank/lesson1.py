@@ -21,32 +21,39 @@ def _numbers(values) -> str:
 
 def draw_off_by_one(rng, lang="en") -> Drawn:
     """After which micro-batches does the loop with `i % N == 0` step?"""
-    steps = pick(rng, (3, 4))
-    count = pick(rng, [m for m in range(2 * steps + 1, 3 * steps + 2) if m % steps])
+    accumulation_steps = pick(rng, (3, 4))
+    count = pick(
+        rng,
+        [
+            m
+            for m in range(2 * accumulation_steps + 1, 3 * accumulation_steps + 2)
+            if m % accumulation_steps
+        ],
+    )
     ones = range(1, count + 1)
     prompt = (
-        f"The loop below runs over {count} micro-batches with `accumulation_steps = {steps}`.\n\n"
-        f"{OFF_BY_ONE_LOOP}\n\nCounting the micro-batches from 1, after which of them does it "
-        "call `optimizer.step()`?"
+        f"The loop below runs over {count} micro-batches with `accumulation_steps = "
+        f"{accumulation_steps}`.\n\n{OFF_BY_ONE_LOOP}\n\nCounting the micro-batches from 1, "
+        "after which of them does it call `optimizer.step()`?"
     )
     right = Choice(
-        _numbers(m for m in ones if (m - 1) % steps == 0),
+        _numbers(m for m in ones if (m - 1) % accumulation_steps == 0),
         "`i` counts from 0, and `0 % N == 0`: the loop steps right after the first micro-batch, "
         "then every N-th one, so its windows straddle the real ones.",
     )
     wrong = (
         Choice(
-            _numbers(m for m in ones if m % steps == 0),
+            _numbers(m for m in ones if m % accumulation_steps == 0),
             "That is the fixed loop, `(i + 1) % N == 0`. This one tests `i`, which starts at 0, "
             "and `0 % N == 0` is true.",
         ),
         Choice(
-            _numbers([*(m for m in ones if m % steps == 0), count]),
+            _numbers([*(m for m in ones if m % accumulation_steps == 0), count]),
             "That is a correct loop that also steps on the short last window. This one tests "
             "`i % N == 0`, which is true for i = 0.",
         ),
         Choice(
-            _numbers(m for m in ones if (m - 1) % steps == 0 and m > 1),
+            _numbers(m for m in ones if (m - 1) % accumulation_steps == 0 and m > 1),
             "Close: `i % N == 0` is true at i = 0 too, so the first micro-batch already ends a "
             "(one micro-batch long) window.",
         ),
@@ -101,22 +108,28 @@ def _two_windows(stale: int, grads: list[int]) -> Drawn:
 
 def draw_window_gradient(rng, lang="en") -> Drawn:
     """What does .grad hold after a window when each mean loss is divided by N?"""
-    steps = pick(rng, (3, 4, 5))
+    accumulation_steps = pick(rng, (3, 4, 5))
     while True:
-        grads = [pick(rng, range(-6, 10)) for _ in range(steps)]
+        grads = [pick(rng, range(-6, 10)) for _ in range(accumulation_steps)]
         total = sum(grads)
-        values = [total / steps, total, grads[-1], total / steps**2, total / (steps - 1)]
-        if len({f"{v:.2f}" for v in values}) == 5 and total % steps:
+        values = [
+            total / accumulation_steps,
+            total,
+            grads[-1],
+            total / accumulation_steps**2,
+            total / (accumulation_steps - 1),
+        ]
+        if len({f"{v:.2f}" for v in values}) == 5 and total % accumulation_steps:
             break
     prompt = (
-        f"A window holds {steps} micro-batches of equal size. Every micro-batch's loss averages "
-        f"over that micro-batch and is divided by {steps} before `backward()`; nothing clears "
-        "`.grad` inside the window. On their own, the micro-batch losses have the gradients "
-        f"{_numbers(grads)} with respect to a weight `w`.\n\nWhat does `w.grad` hold just before "
-        "`optimizer.step()`?"
+        f"A window holds {accumulation_steps} micro-batches of equal size. Every micro-batch's "
+        f"loss averages over that micro-batch and is divided by {accumulation_steps} before "
+        "`backward()`; nothing clears `.grad` inside the window. On their own, the micro-batch "
+        f"losses have the gradients {_numbers(grads)} with respect to a weight `w`.\n\nWhat does "
+        "`w.grad` hold just before `optimizer.step()`?"
     )
     right = Choice(
-        f"{total / steps:.2f}",
+        f"{total / accumulation_steps:.2f}",
         "Each backward adds its gradient divided by N: the sum over the window divided by N is "
         "the mean, the full batch's gradient.",
     )
@@ -132,12 +145,12 @@ def draw_window_gradient(rng, lang="en") -> Drawn:
             "the window; here the gradients add up.",
         ),
         Choice(
-            f"{total / steps**2:.2f}",
+            f"{total / accumulation_steps**2:.2f}",
             "That divides by N twice. The losses are divided once, and backward() adds the "
             "gradients without averaging them again.",
         ),
         Choice(
-            f"{total / (steps - 1):.2f}",
+            f"{total / (accumulation_steps - 1):.2f}",
             "That divides the sum by N - 1. Each of the N losses is divided by N, so the sum "
             "of their gradients is divided by N.",
         ),
@@ -147,13 +160,13 @@ def draw_window_gradient(rng, lang="en") -> Drawn:
 
 def draw_rounding(rng, lang="en") -> Drawn:
     """What does a 1e-7 float32 gap between accumulated and full-batch gradients show?"""
-    steps = pick(rng, (4, 6, 8))
+    accumulation_steps = pick(rng, (4, 6, 8))
     gap32 = pick(rng, ("1e-7", "2e-7", "3e-7"))
     prompt = (
-        f"You compare the gradients of a batch computed at once and accumulated over {steps} "
-        f"micro-batches, correctly weighted. In float32 they differ by about {gap32} of the "
-        "largest gradient; in float64 by about 1e-16. Against a float64 reference, both float32 "
-        "gradients are off by about the same amount. What does this show?"
+        "You compare the gradients of a batch computed at once and accumulated over "
+        f"{accumulation_steps} micro-batches, correctly weighted. In float32 they differ by "
+        f"about {gap32} of the largest gradient; in float64 by about 1e-16. Against a float64 "
+        "reference, both float32 gradients are off by about the same amount. What does this show?"
     )
     right = Choice(
         "Only the order of the additions differs: both are equally good",

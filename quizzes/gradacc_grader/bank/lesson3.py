@@ -13,24 +13,24 @@ def draw_running_share(rng, lang="en") -> Drawn:
     """Which share of the running mean lies on one window's data after N updates?"""
     while True:
         momentum = pick(rng, (0.05, 0.1, 0.15, 0.2))
-        steps = pick(rng, (3, 4, 6, 8))
-        drawn = _running_share(momentum, steps)
+        accumulation_steps = pick(rng, (3, 4, 6, 8))
+        drawn = _running_share(momentum, accumulation_steps)
         if distinct(drawn):
             return drawn
 
 
-def _running_share(momentum: float, steps: int) -> Drawn:
-    share = 1 - (1 - momentum) ** steps
+def _running_share(momentum: float, accumulation_steps: int) -> Drawn:
+    share = 1 - (1 - momentum) ** accumulation_steps
     prompt = (
-        f"A BatchNorm layer has `momentum={momentum}`. Training accumulates **{steps}** "
-        "micro-batches per optimizer step, in train mode. Right after one window, which share "
-        "of the running mean's value comes from that window's micro-batches (the rest is what "
-        "the running mean held before)?"
+        f"A BatchNorm layer has `momentum={momentum}`. Training accumulates "
+        f"**{accumulation_steps}** micro-batches per optimizer step, in train mode. Right after "
+        "one window, which share of the running mean's value comes from that window's "
+        "micro-batches (the rest is what the running mean held before)?"
     )
     right = Choice(
         _percent(share),
-        f"Each of the {steps} updates keeps {1 - momentum:g} of the old value: "
-        f"1 - {1 - momentum:g}^{steps} of the result is new data.",
+        f"Each of the {accumulation_steps} updates keeps {1 - momentum:g} of the old value: "
+        f"1 - {1 - momentum:g}^{accumulation_steps} of the result is new data.",
     )
     wrong = (
         Choice(
@@ -39,22 +39,22 @@ def _running_share(momentum: float, steps: int) -> Drawn:
             "updates the running statistics: a window makes N updates.",
         ),
         Choice(
-            _percent(min(momentum * steps, 0.99)),
+            _percent(min(momentum * accumulation_steps, 0.99)),
             "Adding the momentum N times ignores that each update also shrinks the weight of "
             "what the earlier updates brought.",
         ),
         Choice(
-            _percent(1 - (1 - momentum) ** (1 / steps)),
+            _percent(1 - (1 - momentum) ** (1 / accumulation_steps)),
             "That is the compensating momentum, the one that would bring the share back to "
             "one update's. The question asks the share with the layer as it is.",
         ),
         Choice(
-            _percent((1 - momentum) ** steps),
+            _percent((1 - momentum) ** accumulation_steps),
             "That is the share left to the old value: each update keeps 1 - momentum of it, "
             "and the rest is the window's data.",
         ),
         Choice(
-            _percent(1 - (1 - momentum) ** (steps - 1)),
+            _percent(1 - (1 - momentum) ** (accumulation_steps - 1)),
             "That counts one update too few: every one of the N micro-batches' forward passes "
             "updates the running mean.",
         ),

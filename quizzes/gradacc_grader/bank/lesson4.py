@@ -58,23 +58,24 @@ def draw_peak(rng, lang="en") -> Drawn:
         floor = pick(rng, range(300, 1500, 50))
         per_sample = pick(rng, (1.5, 2.0, 2.5, 3.0, 4.0, 6.0))
         batch = pick(rng, (128, 256, 512))
-        steps = pick(rng, (4, 8, 16))
-        drawn = _peak(floor, per_sample, batch, steps)
+        accumulation_steps = pick(rng, (4, 8, 16))
+        drawn = _peak(floor, per_sample, batch, accumulation_steps)
         if distinct(drawn):
             return drawn
 
 
-def _peak(floor, per_sample, batch, steps) -> Drawn:
-    micro = batch // steps
+def _peak(floor, per_sample, batch, accumulation_steps) -> Drawn:
+    micro_batch_size = batch // accumulation_steps
     prompt = (
         f"Parameters, gradients and optimizer state of a model take **{floor} MiB**; its "
         f"activations take **{per_sample} MiB per sample**. You train with an effective batch "
-        f"of {batch} samples, accumulated over **{steps}** micro-batches. What peak memory does "
-        "lesson 4's analytic model predict?"
+        f"of {batch} samples, accumulated over **{accumulation_steps}** micro-batches. What peak "
+        "memory does lesson 4's analytic model predict?"
     )
     right = Choice(
-        f"{floor + micro * per_sample:g} MiB",
-        f"The floor stays whole; activations are kept for one micro-batch of {micro} samples.",
+        f"{floor + micro_batch_size * per_sample:g} MiB",
+        f"The floor stays whole; activations are kept for one micro-batch of {micro_batch_size} "
+        "samples.",
     )
     wrong = (
         Choice(
@@ -83,24 +84,24 @@ def _peak(floor, per_sample, batch, steps) -> Drawn:
             "of one micro-batch at a time.",
         ),
         Choice(
-            f"{(floor + batch * per_sample) / steps:g} MiB",
+            f"{(floor + batch * per_sample) / accumulation_steps:g} MiB",
             "That divides the floor too. Weights, gradients and optimizer state exist whatever "
             "the micro-batch: only activations shrink.",
         ),
         Choice(
-            f"{micro * per_sample:g} MiB",
+            f"{micro_batch_size * per_sample:g} MiB",
             "Those are the activations of one micro-batch alone; the floor of weights, "
             "gradients and optimizer state comes on top.",
         ),
         Choice(
-            f"{floor * steps + micro * per_sample:g} MiB",
+            f"{floor * accumulation_steps + micro_batch_size * per_sample:g} MiB",
             "That keeps a floor per micro-batch. The micro-batches share one copy of the "
             "weights, and their gradients add up in one set of .grad buffers.",
         ),
         Choice(
-            f"{floor + steps * per_sample:g} MiB",
-            f"That keeps the activations of N = {steps} samples; a micro-batch holds "
-            f"{micro} samples.",
+            f"{floor + accumulation_steps * per_sample:g} MiB",
+            f"That keeps the activations of N = {accumulation_steps} samples; a micro-batch holds "
+            f"{micro_batch_size} samples.",
         ),
     )
     return Drawn(prompt, right, wrong)
@@ -108,10 +109,10 @@ def _peak(floor, per_sample, batch, steps) -> Drawn:
 
 def draw_time(rng, lang="en") -> Drawn:
     """What accumulation does to the time of an update when the batch already fits."""
-    steps = pick(rng, (4, 8, 16))
+    accumulation_steps = pick(rng, (4, 8, 16))
     prompt = (
-        f"Your whole batch fits in memory. You split it into {steps} accumulated micro-batches "
-        "anyway. How does the time of one optimizer update change?"
+        f"Your whole batch fits in memory. You split it into {accumulation_steps} accumulated "
+        "micro-batches anyway. How does the time of one optimizer update change?"
     )
     right = Choice(
         "About the same or longer: small passes use the hardware less well",
@@ -120,7 +121,8 @@ def draw_time(rng, lang="en") -> Drawn:
     )
     wrong = (
         Choice(
-            f"It shrinks about {steps} times, since each pass sees {steps} times fewer samples",
+            f"It shrinks about {accumulation_steps} times, since each pass sees "
+            f"{accumulation_steps} times fewer samples",
             "Each pass is shorter, but there are N of them: the total work per update is the "
             "same, done in smaller pieces.",
         ),
@@ -130,7 +132,7 @@ def draw_time(rng, lang="en") -> Drawn:
             "window of the same samples.",
         ),
         Choice(
-            f"It grows exactly {steps} times: every micro-batch costs a whole batch",
+            f"It grows exactly {accumulation_steps} times: every micro-batch costs a whole batch",
             "A micro-batch costs less than the whole batch; the loss of efficiency is real but "
             "far from a factor N (lesson 4 measured it).",
         ),

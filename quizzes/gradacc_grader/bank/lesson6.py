@@ -27,24 +27,24 @@ def draw_allreduces(rng, lang="en") -> Drawn:
     """All-reduces of a DDP loop, given where no_sync() is."""
     while True:
         world = pick(rng, (2, 4, 8))
-        steps = pick(rng, (2, 4, 8))
+        accumulation_steps = pick(rng, (2, 4, 8))
         updates = pick(rng, (3, 5, 10, 20))
         buckets = pick(rng, (1, 2, 3))
         placement = pick(rng, PLACEMENTS)
-        drawn = _allreduces(world, steps, updates, buckets, placement)
+        drawn = _allreduces(world, accumulation_steps, updates, buckets, placement)
         if distinct(drawn):
             return drawn
 
 
-def _allreduces(world, steps, updates, buckets, placement) -> Drawn:
+def _allreduces(world, accumulation_steps, updates, buckets, placement) -> Drawn:
     prompt = (
-        f"DistributedDataParallel trains on **{world}** processes, accumulating **{steps}** "
-        f"micro-batches per optimizer step, for **{updates}** optimizer steps. The model's "
-        f"gradients travel in **{buckets}** bucket(s), each all-reduced on its own. In the "
-        f"loop, {PLACEMENTS[placement]}. How many bucket all-reduces does each process take "
-        "part in, in all?"
+        f"DistributedDataParallel trains on **{world}** processes, accumulating "
+        f"**{accumulation_steps}** micro-batches per optimizer step, for **{updates}** optimizer "
+        f"steps. The model's gradients travel in **{buckets}** bucket(s), each all-reduced on "
+        f"its own. In the loop, {PLACEMENTS[placement]}. How many bucket all-reduces does each "
+        "process take part in, in all?"
     )
-    per_window = buckets if placement == "both" else buckets * steps
+    per_window = buckets if placement == "both" else buckets * accumulation_steps
     why = {
         "both": "no_sync() around forward and backward silences every micro-batch but the "
         "last: one all-reduce of each bucket per window.",
@@ -53,7 +53,7 @@ def _allreduces(world, steps, updates, buckets, placement) -> Drawn:
         "none": "Without no_sync() every backward all-reduces every bucket, window or not.",
     }[placement]
     right = Choice(str(updates * per_window), why)
-    other = buckets * steps if placement == "both" else buckets
+    other = buckets * accumulation_steps if placement == "both" else buckets
     wrong = (
         Choice(str(updates * other), OTHER_PLACEMENT[placement]),
         Choice(
@@ -68,7 +68,7 @@ def _allreduces(world, steps, updates, buckets, placement) -> Drawn:
         )
         if buckets > 1
         else Choice(
-            str(updates * (steps - 1)),
+            str(updates * (accumulation_steps - 1)),
             "That counts the micro-batches inside no_sync(): those are exactly the ones that "
             "(when placed right) make no all-reduce.",
         ),
@@ -80,30 +80,32 @@ def draw_accumulation_steps(rng, lang="en") -> Drawn:
     """accumulation_steps for a target effective batch, or that batch, on many processes."""
     while True:
         world = pick(rng, (2, 4, 8, 16))
-        micro = pick(rng, (4, 8, 16, 32))
-        steps = pick(rng, (2, 3, 4, 6, 8))
-        ask_steps = rng.random() < 0.5
-        drawn = (_accumulation_steps if ask_steps else _effective_batch)(world, micro, steps)
+        micro_batch_size = pick(rng, (4, 8, 16, 32))
+        accumulation_steps = pick(rng, (2, 3, 4, 6, 8))
+        asks_accumulation_steps = rng.random() < 0.5
+        drawn = (_accumulation_steps if asks_accumulation_steps else _effective_batch)(
+            world, micro_batch_size, accumulation_steps
+        )
         if distinct(drawn):
             return drawn
 
 
-def _accumulation_steps(world, micro, steps) -> Drawn:
-    target = world * micro * steps
+def _accumulation_steps(world, micro_batch_size, accumulation_steps) -> Drawn:
+    target = world * micro_batch_size * accumulation_steps
     prompt = (
         f"You want optimizer steps that each stand for **{target}** samples. DDP runs "
-        f"**{world}** processes, each with micro-batches of **{micro}** samples. Which "
+        f"**{world}** processes, each with micro-batches of **{micro_batch_size}** samples. Which "
         "`accumulation_steps` must every process use? (Lesson 6's "
         "`gradacc_lessons.demos.distributed.effective_batch` checks a guess.)"
     )
     right = Choice(
-        str(steps),
-        f"Effective batch = world size × micro-batch × accumulation steps: {world} × {micro} × "
-        f"{steps} = {target}.",
+        str(accumulation_steps),
+        f"Effective batch = world size × micro-batch × accumulation steps: {world} × "
+        f"{micro_batch_size} × {accumulation_steps} = {target}.",
     )
     wrong = (
         Choice(
-            str(target // micro),
+            str(target // micro_batch_size),
             "That leaves out the other processes: each of them adds its own micro-batches to "
             "every step.",
         ),
@@ -113,7 +115,7 @@ def _accumulation_steps(world, micro, steps) -> Drawn:
             "micro-batches.",
         ),
         Choice(
-            str(world * micro),
+            str(world * micro_batch_size),
             "That is the number of samples one round of micro-batches brings across all "
             "processes, not a count of rounds.",
         ),
@@ -121,31 +123,31 @@ def _accumulation_steps(world, micro, steps) -> Drawn:
     return Drawn(prompt, right, wrong)
 
 
-def _effective_batch(world, micro, steps) -> Drawn:
+def _effective_batch(world, micro_batch_size, accumulation_steps) -> Drawn:
     prompt = (
-        f"DDP runs **{world}** processes. Each one runs micro-batches of **{micro}** samples and "
-        f"steps after **{steps}** of them (`accumulation_steps = {steps}`). How many samples "
-        "does one optimizer step stand for? (Lesson 6's "
+        f"DDP runs **{world}** processes. Each one runs micro-batches of **{micro_batch_size}** "
+        f"samples and steps after **{accumulation_steps}** of them (`accumulation_steps = "
+        f"{accumulation_steps}`). How many samples does one optimizer step stand for? (Lesson 6's "
         "`gradacc_lessons.demos.distributed.effective_batch` computes it.)"
     )
     right = Choice(
-        str(world * micro * steps),
+        str(world * micro_batch_size * accumulation_steps),
         "Every process adds its own micro-batches, and DDP averages the processes' sums: "
         "world size × micro-batch × accumulation steps.",
     )
     wrong = (
         Choice(
-            str(micro * steps),
+            str(micro_batch_size * accumulation_steps),
             "That is one process's share. DDP averages the gradients of all processes, so each "
             "step stands for all of their samples.",
         ),
         Choice(
-            str(world * micro),
+            str(world * micro_batch_size),
             "That is one round of micro-batches across the processes; each process runs N of "
             "them before the step.",
         ),
         Choice(
-            str(world * steps),
+            str(world * accumulation_steps),
             "That counts micro-batches, not samples: each micro-batch holds several samples.",
         ),
     )

@@ -29,12 +29,15 @@ HINTS = {
 
 def expected(case):
     """The old momenta and N: what the new momenta must make of N updates."""
-    return {"before": [momentum for _, momentum in case["layers"]], "steps": case["steps"]}
+    return {
+        "before": [momentum for _, momentum in case["layers"]],
+        "accumulation_steps": case["accumulation_steps"],
+    }
 
 
 def disagrees(outcome, reference):
     """None if N updates with each new momentum weigh new data like one update with the old."""
-    momenta, steps = outcome.get("momenta"), reference["steps"]
+    momenta, accumulation_steps = outcome.get("momenta"), reference["accumulation_steps"]
     if not isinstance(momenta, list) or len(momenta) != len(reference["before"]):
         return "the BatchNorm layers are not all there"
     for new, old in zip(momenta, reference["before"]):
@@ -45,9 +48,10 @@ def disagrees(outcome, reference):
         if not isinstance(new, float) or not 0 < new < 1:
             return f"a momentum of {new!r} is not a number between 0 and 1"
         # weight on the window's data after N updates with `new`, against one update with `old`
-        share = 1 - (1 - new) ** steps
+        share = 1 - (1 - new) ** accumulation_steps
         if abs(share - old) > 1e-9:
             return (
-                f"{steps} updates with momentum {new:.4g} weigh new data {share:.3g}, not {old:g}"
+                f"{accumulation_steps} updates with momentum {new:.4g} weigh new data "
+                f"{share:.3g}, not {old:g}"
             )
     return None

@@ -15,9 +15,9 @@ def weights_after_full_batches(case, make_model, loss_fn):
     `loss_fn(outputs, targets)` is the window's loss over all its samples (or tokens).
     """
     model, optimizer = make_model(case)
-    batches, steps = case["batches"], case["steps"]
-    for first in range(0, len(batches), steps):
-        window = batches[first : first + steps]
+    batches, accumulation_steps = case["batches"], case["accumulation_steps"]
+    for first in range(0, len(batches), accumulation_steps):
+        window = batches[first : first + accumulation_steps]
         optimizer.zero_grad()
         inputs = torch.cat([x for x, _ in window])
         targets = torch.cat([y for _, y in window])

@@ -35,7 +35,7 @@ HINTS = {
 def expected(case):
     """The reference: one full-batch step per window, and one all-reduce per window."""
     weights = weights_after_full_batches(case, make_model, torch.nn.functional.mse_loss)
-    windows = -(-len(case["batches"]) // case["steps"])
+    windows = -(-len(case["batches"]) // case["accumulation_steps"])
     return {"weights": weights, "allreduces": windows}
 
 

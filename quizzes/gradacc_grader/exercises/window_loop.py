@@ -10,7 +10,7 @@ outcomes come back as data.
 import torch
 
 from gradacc_grader.exercises.full_batch import weights_after_full_batches
-from gradacc_grader.inside.window_loop import MICRO_BATCH, make_model
+from gradacc_grader.inside.window_loop import MICRO_BATCH_SIZE, make_model
 
 HINTS = {
     "en": {
@@ -35,11 +35,11 @@ HINTS = {
 def expected(case):
     """The reference: each window concatenated into one batch, one backward, one step."""
     weights = weights_after_full_batches(case, make_model, torch.nn.functional.mse_loss)
-    return {"weights": weights, "largest_forward": MICRO_BATCH}
+    return {"weights": weights, "largest_forward": MICRO_BATCH_SIZE}
 
 
 def disagrees(outcome, reference):
     """None if the model saw one micro-batch at a time (scoring compares the weights)."""
-    if outcome.get("largest_forward") != MICRO_BATCH:
+    if outcome.get("largest_forward") != MICRO_BATCH_SIZE:
         return "the model must see one micro-batch at a time"
     return None

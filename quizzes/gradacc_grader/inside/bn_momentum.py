@@ -28,17 +28,20 @@ def cases(seed):
         return round(rng.uniform(0.05, 0.3), 3)
 
     return [
-        ("one BatchNorm layer", {"layers": [("1d", momentum())], "steps": rng.randint(2, 8)}),
+        (
+            "one BatchNorm layer",
+            {"layers": [("1d", momentum())], "accumulation_steps": rng.randint(2, 8)},
+        ),
         (
             "several BatchNorm layers",
             {
                 "layers": [("1d", momentum()), ("2d", momentum()), ("1d", momentum())],
-                "steps": rng.randint(2, 8),
+                "accumulation_steps": rng.randint(2, 8),
             },
         ),
         (
             "a cumulative average is left alone",
-            {"layers": [("1d", None), ("1d", momentum())], "steps": rng.randint(2, 8)},
+            {"layers": [("1d", None), ("1d", momentum())], "accumulation_steps": rng.randint(2, 8)},
         ),
     ]
 
@@ -58,6 +61,6 @@ def _norms(model):
 def run(function, case):
     """The momenta of the model's BatchNorm layers after the student's function."""
     model = make_model(case)
-    function(model, case["steps"])
+    function(model, case["accumulation_steps"])
     momenta = [m.momentum for m in _norms(model)]
     return {"momenta": [None if m is None else float(m) for m in momenta]}

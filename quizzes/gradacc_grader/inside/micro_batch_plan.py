@@ -3,8 +3,9 @@
 A plain module (imports only the standard library): its cases and how to run a student's
 function on one, and nothing more: the sandbox's harness runs it, the reference and hints are
 the grader's (gradacc_grader/exercises/micro_batch_plan.py), never in the sandbox. The analytic
-memory model of lesson 4: peak = floor (parameters, gradients, optimizer state) + micro_batch x
-activation bytes per sample. The reference tries every micro-batch size from the largest down.
+memory model of lesson 4: peak = floor (parameters, gradients, optimizer state)
++ micro_batch_size x activation bytes per sample. The reference tries every micro-batch size
+from the largest down.
 """
 
 import random
@@ -51,7 +52,7 @@ def run(function, case):
     except ValueError:
         return {"raised": "ValueError"}
     try:
-        micro_batch, steps = plan
-        return {"plan": [int(micro_batch), int(steps)]}
+        micro_batch_size, accumulation_steps = plan
+        return {"plan": [int(micro_batch_size), int(accumulation_steps)]}
     except (TypeError, ValueError):
         return {"plan": repr(plan)[:100]}

@@ -15,7 +15,7 @@ import random
 import torch
 
 FUNCTION = "train_with_no_sync"
-MICRO_BATCH = 4
+MICRO_BATCH_SIZE = 4
 
 
 class CountingDDP(torch.nn.Module):
@@ -55,29 +55,34 @@ def cases(seed):
     ['one all-reduce per window', 'a short last window', 'no accumulation']
     """
     rng = random.Random(seed)
-    steps = rng.randint(2, 4)
+    accumulation_steps = rng.randint(2, 4)
     shapes = [
-        ("one all-reduce per window", steps * rng.randint(2, 3), steps),
-        ("a short last window", steps * 2 + rng.randint(1, steps - 1), steps),
+        ("one all-reduce per window", accumulation_steps * rng.randint(2, 3), accumulation_steps),
+        (
+            "a short last window",
+            accumulation_steps * 2 + rng.randint(1, accumulation_steps - 1),
+            accumulation_steps,
+        ),
         ("no accumulation", rng.randint(3, 5), 1),
     ]
     return [
-        (name, _case(seed * 10 + i, count, steps)) for i, (name, count, steps) in enumerate(shapes)
+        (name, _case(seed * 10 + i, count, accumulation_steps))
+        for i, (name, count, accumulation_steps) in enumerate(shapes)
     ]
 
 
-def _case(seed, count, steps):
+def _case(seed, count, accumulation_steps):
     g = torch.Generator().manual_seed(seed)
     shapes = [(3, 4), (3,)]
     start = [0.5 * torch.randn(shape, generator=g, dtype=torch.float64) for shape in shapes]
     batches = [
         (
-            torch.randn(MICRO_BATCH, 4, generator=g, dtype=torch.float64),
-            torch.randn(MICRO_BATCH, 3, generator=g, dtype=torch.float64),
+            torch.randn(MICRO_BATCH_SIZE, 4, generator=g, dtype=torch.float64),
+            torch.randn(MICRO_BATCH_SIZE, 3, generator=g, dtype=torch.float64),
         )
         for _ in range(count)
     ]
-    return {"start": start, "batches": batches, "steps": steps}
+    return {"start": start, "batches": batches, "accumulation_steps": accumulation_steps}
 
 
 def make_model(case):
@@ -93,7 +98,7 @@ def run(function, case):
     model, optimizer = make_model(case)
     ddp = CountingDDP(model)
     batches = [(x.clone(), y.clone()) for x, y in case["batches"]]
-    function(ddp, optimizer, torch.nn.MSELoss(), batches, case["steps"])
+    function(ddp, optimizer, torch.nn.MSELoss(), batches, case["accumulation_steps"])
     return {
         "weights": [p.detach().tolist() for p in model.parameters()],
         "allreduces": ddp.allreduces,

@@ -25,35 +25,41 @@ def cases(seed):
     ['uneven real tokens', 'a short last window', 'leftover gradients']
     """
     rng = random.Random(seed)
-    steps = rng.randint(2, 3)
+    accumulation_steps = rng.randint(2, 3)
     shapes = [
-        ("uneven real tokens", steps * 2, False),
-        ("a short last window", steps * 2 + rng.randint(1, steps - 1), False),
-        ("leftover gradients", steps * 2, True),
+        ("uneven real tokens", accumulation_steps * 2, False),
+        (
+            "a short last window",
+            accumulation_steps * 2 + rng.randint(1, accumulation_steps - 1),
+            False,
+        ),
+        ("leftover gradients", accumulation_steps * 2, True),
     ]
     return [
-        (name, _case(seed * 10 + i, count, steps, stale))
+        (name, _case(seed * 10 + i, count, accumulation_steps, stale))
         for i, (name, count, stale) in enumerate(shapes)
     ]
 
 
-def _lengths(g, count, steps):
+def _lengths(g, count, accumulation_steps):
     # real tokens per sequence; every window gets micro-batches with different token counts
     while True:
         lengths = torch.randint(1, LENGTH + 1, (count, SEQUENCES), generator=g)
         per_batch = lengths.sum(dim=1).tolist()
-        windows = [per_batch[i : i + steps] for i in range(0, count, steps)]
+        windows = [
+            per_batch[i : i + accumulation_steps] for i in range(0, count, accumulation_steps)
+        ]
         if all(len(set(w)) == len(w) for w in windows):
             return lengths
 
 
-def _case(seed, count, steps, stale):
+def _case(seed, count, accumulation_steps, stale):
     g = torch.Generator().manual_seed(seed)
     shapes = [(VOCAB, WIDTH), (VOCAB, WIDTH), (VOCAB,)]
     start = [torch.randn(shape, generator=g, dtype=torch.float64) for shape in shapes]
     leftover = [torch.randn(shape, generator=g, dtype=torch.float64) for shape in shapes]
     batches = []
-    for lengths in _lengths(g, count, steps):
+    for lengths in _lengths(g, count, accumulation_steps):
         tokens = torch.randint(1, VOCAB, (SEQUENCES, LENGTH), generator=g)
         real = torch.arange(LENGTH) < lengths[:, None]
         tokens = torch.where(real, tokens, torch.zeros_like(tokens))
@@ -63,7 +69,7 @@ def _case(seed, count, steps, stale):
         "start": start,
         "leftover": leftover if stale else None,
         "batches": batches,
-        "steps": steps,
+        "accumulation_steps": accumulation_steps,
     }
 
 
@@ -94,6 +100,6 @@ def run(function, case):
     sizes = []  # sequences per forward pass: one micro-batch at a time is the point
     model.register_forward_pre_hook(lambda module, args: sizes.append(len(args[0])))
     batches = [(x.clone(), y.clone()) for x, y in case["batches"]]
-    function(model, optimizer, batches, case["steps"])
+    function(model, optimizer, batches, case["accumulation_steps"])
     weights = [p.detach().tolist() for p in model.parameters()]
     return {"weights": weights, "largest_forward": max(sizes, default=0)}

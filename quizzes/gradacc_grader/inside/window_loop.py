@@ -13,7 +13,7 @@ import random
 import torch
 
 FUNCTION = "train_with_accumulation"
-MICRO_BATCH = 4  # samples per micro-batch: the exercise promises equal sizes
+MICRO_BATCH_SIZE = 4  # samples per micro-batch: the exercise promises equal sizes
 
 
 def cases(seed):
@@ -23,26 +23,30 @@ def cases(seed):
     ['whole windows', 'a short last window', 'leftover gradients']
     """
     rng = random.Random(seed)
-    steps = rng.randint(2, 4)
+    accumulation_steps = rng.randint(2, 4)
     shapes = [
-        ("whole windows", steps * rng.randint(2, 3), False),
-        ("a short last window", steps * 2 + rng.randint(1, steps - 1), False),
-        ("leftover gradients", steps * 2, True),
+        ("whole windows", accumulation_steps * rng.randint(2, 3), False),
+        (
+            "a short last window",
+            accumulation_steps * 2 + rng.randint(1, accumulation_steps - 1),
+            False,
+        ),
+        ("leftover gradients", accumulation_steps * 2, True),
     ]
     return [
-        (name, _case(seed * 10 + i, count, steps, stale))
+        (name, _case(seed * 10 + i, count, accumulation_steps, stale))
         for i, (name, count, stale) in enumerate(shapes)
     ]
 
 
-def _case(seed, count, steps, stale):
+def _case(seed, count, accumulation_steps, stale):
     g = torch.Generator().manual_seed(seed)
     start = [0.5 * torch.randn(shape, generator=g, dtype=torch.float64) for shape in _SHAPES]
     leftover = [torch.randn(shape, generator=g, dtype=torch.float64) for shape in _SHAPES]
     batches = [
         (
-            torch.randn(MICRO_BATCH, 5, generator=g, dtype=torch.float64),
-            torch.randn(MICRO_BATCH, 2, generator=g, dtype=torch.float64),
+            torch.randn(MICRO_BATCH_SIZE, 5, generator=g, dtype=torch.float64),
+            torch.randn(MICRO_BATCH_SIZE, 2, generator=g, dtype=torch.float64),
         )
         for _ in range(count)
     ]
@@ -50,7 +54,7 @@ def _case(seed, count, steps, stale):
         "start": start,
         "leftover": leftover if stale else None,
         "batches": batches,
-        "steps": steps,
+        "accumulation_steps": accumulation_steps,
     }
 
 
@@ -77,6 +81,6 @@ def run(function, case):
     sizes = []  # samples per forward pass: one micro-batch at a time is the point
     model.register_forward_pre_hook(lambda module, args: sizes.append(len(args[0])))
     batches = [(x.clone(), y.clone()) for x, y in case["batches"]]
-    function(model, optimizer, torch.nn.MSELoss(), batches, case["steps"])
+    function(model, optimizer, torch.nn.MSELoss(), batches, case["accumulation_steps"])
     weights = [p.detach().tolist() for p in model.parameters()]
     return {"weights": weights, "largest_forward": max(sizes, default=0)}
