@@ -7,7 +7,8 @@ FSDP1 (`FullyShardedDataParallel` under `no_sync()`) leaves them in the unsharde
 (`fully_shard` with `set_requires_gradient_sync(False)`) moves them into a buffer of
 `reduce_dtype` after every backward (docs/sources.md, lesson 6, cites both).
 
-`run_sharded_accumulation` runs one window per FSDP, `reduce_dtype` and N on two processes,
+`run_sharded_accumulation` runs one window per FSDP, `reduce_dtype` and N on two processes
+(and FSDP1 synced on every micro-batch, which adds the reduced shards up in float32),
 and compares each window's gradient with the same bfloat16 micro-batch gradients added up in
 float64 by this process (`exact_window_gradient`), as lesson 6's `accumulation_dtype_errors`
 does on one process.
@@ -31,8 +32,15 @@ from gradacc_lessons.device import seeded
 from gradacc_lessons.display import Result, Table
 from gradacc_lessons.models import MLP
 
-APIS = ("FSDP1", "FSDP2")
 REDUCE_DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32}
+LAST, EVERY = "window's end", "every micro-batch"  # when a window syncs
+WAYS = (  # (FSDP, reduce_dtype, when it syncs): the sync skipped but on the last, and FSDP1's
+    ("FSDP1", "bfloat16", LAST),  # way out, syncing every micro-batch
+    ("FSDP1", "float32", LAST),
+    ("FSDP1", "float32", EVERY),
+    ("FSDP2", "bfloat16", LAST),
+    ("FSDP2", "float32", LAST),
+)
 FEATURES, CLASSES = 64, 10  # lesson 6's batch: 10 classes, 64 features
 
 
@@ -93,8 +101,8 @@ def _wrap(api: str, reduce_dtype: torch.dtype, seed: int) -> nn.Module:
 
 def _summing_dtype(model: nn.Module, api: str) -> str:
     """The dtype of the window's running sum after an unsynced backward (FSDP internals)."""
-    if api == "FSDP1":
-        grad = model._flat_param.grad  # the unsharded gradient that no_sync() keeps
+    if api == "FSDP1":  # the unsharded gradient no_sync() keeps, or the synced shard's sum
+        grad = model._flat_param.grad
     else:
         fsdp_param = model._get_fsdp_state()._fsdp_param_group.fsdp_params[0]
         grad = fsdp_param.unsharded_accumulated_grad  # a buffer of reduce_dtype, if it differs
@@ -103,13 +111,14 @@ def _summing_dtype(model: nn.Module, api: str) -> str:
     return str(grad.dtype).removeprefix("torch.")
 
 
-def _window(rank: int, api: str, reduce: str, n: int, samples_per_process: int, seed: int):
-    """One window of n micro-batches, synced on the last; its dtype and its whole gradient."""
+def _window(rank: int, way: tuple, n: int, samples_per_process: int, seed: int) -> dict:
+    """One window of n micro-batches, synced as `way` says; its dtype and its whole gradient."""
+    api, reduce, sync = way
     model = _wrap(api, REDUCE_DTYPES[reduce], seed)
     x, y = _data(samples_per_process, 2, seed)
     micro_batches = _micro_batches(x, y, rank, samples_per_process, n)
     for i, (xb, yb) in enumerate(micro_batches):
-        last = i == n - 1
+        last = i == n - 1 or sync == EVERY
         if api == "FSDP1":
             with contextlib.nullcontext() if last else model.no_sync():
                 _loss(model, xb, yb, samples_per_process).backward()
@@ -133,10 +142,7 @@ def _window(rank: int, api: str, reduce: str, n: int, samples_per_process: int, 
 
 def _worker(rank: int, steps: list[int], samples_per_process: int, seed: int) -> dict:
     return {
-        (api, reduce, n): _window(rank, api, reduce, n, samples_per_process, seed)
-        for api in APIS
-        for reduce in REDUCE_DTYPES
-        for n in steps
+        (*way, n): _window(rank, way, n, samples_per_process, seed) for way in WAYS for n in steps
     }
 
 
@@ -169,26 +175,26 @@ def exact_window_gradient(
 
 @dataclass(frozen=True, repr=False)
 class ShardedAccumulation(Result):
-    """Per FSDP and `reduce_dtype` (parameters in bfloat16): the dtype a window adds up in, and
-    the relative error of the window's gradient against the float64 sum, for each N."""
+    """Per FSDP, `reduce_dtype` and sync (parameters in bfloat16): the dtype a window adds up
+    in, and the relative error of the window's gradient against the float64 sum, for each N."""
 
     accumulation_steps: list[int]
     samples_per_process: int
     world_size: int
-    summing_dtypes: dict  # (api, reduce_dtype) -> dtype of the window's running sum
-    errors: dict  # (api, reduce_dtype) -> one relative error per N (rank 0's gradient)
-    gradients: dict  # (api, reduce_dtype, N) -> rank 0's window gradient, after the sync
+    summing_dtypes: dict  # (api, reduce_dtype, sync) -> dtype of the window's running sum
+    errors: dict  # (api, reduce_dtype, sync) -> one relative error per N (rank 0's gradient)
+    gradients: dict  # (api, reduce_dtype, sync, N) -> rank 0's window gradient, after the sync
 
     def table(self) -> Table:
         rows = [
-            (api, reduce, self.summing_dtypes[api, reduce], *(f"{e:.1e}" for e in errors))
-            for (api, reduce), errors in self.errors.items()
+            (*way, self.summing_dtypes[way], *(f"{e:.1e}" for e in errors))
+            for way, errors in self.errors.items()
         ]
-        headers = ("FSDP", "reduce_dtype", "window adds up in",
-                   *(f"error, N = {n}" for n in self.accumulation_steps))  # fmt: skip
+        headers = ("FSDP", "reduce_dtype", "syncs at", "adds up in",
+                   *(f"N = {n}" for n in self.accumulation_steps))  # fmt: skip
         title = (
-            f"param_dtype bfloat16, {self.world_size} processes, "
-            f"{self.samples_per_process} samples each per window"
+            f"relative error of the window's gradient (param_dtype bfloat16, "
+            f"{self.world_size} processes, {self.samples_per_process} samples each per window)"
         )
         return Table(headers, rows, title)
 
@@ -210,15 +216,14 @@ def run_sharded_accumulation(
     timeout_s = as_positive("timeout_s", timeout_s, "seconds the processes may take")
     ranks = run_processes(_worker, steps, samples_per_process, seed, timeout_s=timeout_s)
     exact = {n: exact_window_gradient(n, samples_per_process, 2, seed) for n in steps}
-    ways = [(api, reduce) for api in APIS for reduce in REDUCE_DTYPES]
     return ShardedAccumulation(
         accumulation_steps=steps,
         samples_per_process=samples_per_process,
         world_size=2,
-        summing_dtypes={w: ranks[0][(*w, steps[0])]["dtype"] for w in ways},
+        summing_dtypes={w: ranks[0][(*w, steps[0])]["dtype"] for w in WAYS},
         errors={
             w: [relative_error(exact[n], ranks[0][(*w, n)]["gradients"]) for n in steps]
-            for w in ways
+            for w in WAYS
         },
         gradients={key: window["gradients"] for key, window in ranks[0].items()},
     )
