@@ -7,6 +7,7 @@ bfloat16 `.grad` (what FSDP1 under `no_sync()` should match) and in float64 (the
 
 from __future__ import annotations
 
+import psutil
 import pytest
 import torch
 from torch.nn import functional as F
@@ -25,7 +26,18 @@ STEPS, SAMPLES = (4, 64), 256  # N, and samples per process in one window
 
 @pytest.fixture(scope="module")
 def result():
-    return run_sharded_accumulation(STEPS, samples_per_process=SAMPLES)
+    measured = run_sharded_accumulation(STEPS, samples_per_process=SAMPLES)
+    alive = [p for p in psutil.Process().children(recursive=True) if _spawned(p)]
+    assert alive == [], "run_sharded_accumulation left processes behind"
+    return measured
+
+
+def _spawned(process) -> bool:
+    """A torch.multiprocessing child (not multiprocessing's resource tracker)."""
+    try:
+        return "spawn_main" in " ".join(process.cmdline())
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
+        return False
 
 
 def _windows(n: int):

@@ -34,8 +34,8 @@ from gradacc_lessons.models import MLP
 
 REDUCE_DTYPES = {"bfloat16": torch.bfloat16, "float32": torch.float32}
 LAST, EVERY = "window's end", "every micro-batch"  # when a window syncs
-WAYS = (  # (FSDP, reduce_dtype, when it syncs): the sync skipped but on the last, and FSDP1's
-    ("FSDP1", "bfloat16", LAST),  # way out, syncing every micro-batch
+WAYS = (  # (FSDP, reduce_dtype, when it syncs); FSDP1 synced every micro-batch is its way out
+    ("FSDP1", "bfloat16", LAST),
     ("FSDP1", "float32", LAST),
     ("FSDP1", "float32", EVERY),
     ("FSDP2", "bfloat16", LAST),
