@@ -52,6 +52,8 @@ LESSON_6 = {
     "norms inside no_sync": "clipping.inside_norms",
     "norm once": "clipping.once_norms",
     "clipped inside error": "clipping.inside_error",
+    "FSDP bfloat16 windows": "[[*way, sharded_bf16.summing_dtypes[way], *window_errors]"
+    " for way, window_errors in sharded_bf16.errors.items()]",
 }
 
 
@@ -204,6 +206,31 @@ def test_lesson_6_clips_the_whole_gradient_not_shards_or_partial_sums(lesson6):
     inside = value["norms inside no_sync"]
     assert inside[0][:-1] != inside[1][:-1]  # each process clipped its own partial sums
     assert value["clipped inside error"] > 1e-2
+
+
+def test_lesson_6_fsdp1_adds_a_bfloat16_window_up_in_bfloat16_fsdp2_in_reduce_dtype(lesson6):
+    value = lesson6[1]
+    rows = {tuple(row[:3]): row[3:] for row in value["FSDP bfloat16 windows"]}
+    end, every = "window's end", "every micro-batch"
+    assert {way: row[0] for way, row in rows.items()} == {
+        ("FSDP1", "bfloat16", end): "bfloat16",
+        ("FSDP1", "float32", end): "bfloat16",  # cast to reduce_dtype only after the sum
+        ("FSDP1", "float32", every): "float32",
+        ("FSDP2", "bfloat16", end): "bfloat16",
+        ("FSDP2", "float32", end): "float32",
+    }
+    one_process = [bfloat16 for _, bfloat16, _ in value["bfloat16 windows"]]  # N = 4, 64, 256
+    assert 3e-3 < one_process[2] < 3e-2  # "about a percent at N = 256"
+    in_bfloat16 = [rows["FSDP1", "bfloat16", end], rows["FSDP1", "float32", end],
+                   rows["FSDP2", "bfloat16", end]]  # fmt: skip
+    for errors in in_bfloat16:
+        errors = errors[1:]
+        assert errors[0] < errors[1] < errors[2]  # growing with N, like one process's .grad
+        assert all(single / 4 < e < 4 * single for e, single in zip(errors, one_process))
+    float32 = rows["FSDP2", "float32", end][1:] + rows["FSDP1", "float32", every][1:]
+    smallest_bfloat16 = min(min(errors[1:]) for errors in in_bfloat16)
+    assert max(float32) < 1e-6 and max(float32) < smallest_bfloat16 / 1000
+    assert "one process, bfloat16 .grad (section 6), N = 4, 64, 256:" in lesson6[0]
 
 
 def test_lesson_6_rounding_the_update_loses_more_than_bfloat16_accumulation(lesson6):

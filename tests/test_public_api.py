@@ -365,6 +365,18 @@ BAD = {
         ("config", lambda: distributed.run_sharded_clipping({"world_size": 2})),
         ("max_fraction", lambda: distributed.run_sharded_clipping(max_fraction=2.0)),
     ],
+    "demos.distributed.sharded_precision.run_sharded_accumulation": [
+        ("accumulation_steps", lambda: distributed.run_sharded_accumulation([1, 4])),
+        ("accumulation_steps", lambda: distributed.run_sharded_accumulation([3])),
+        ("samples_per_process", lambda: distributed.run_sharded_accumulation(
+            samples_per_process=0)),
+        ("timeout_s", lambda: distributed.run_sharded_accumulation(timeout_s=-1)),
+    ],
+    "demos.distributed.sharded_precision.exact_window_gradient": [
+        ("accumulation_steps", lambda: distributed.exact_window_gradient(5, 8)),
+        ("world_size", lambda: distributed.exact_window_gradient(2, 8, world_size=0)),
+        ("seed", lambda: distributed.exact_window_gradient(2, 8, seed=-1)),
+    ],
     "demos.frameworks.two_processes.run_accelerate_processes": [
         ("config", lambda: frameworks.run_accelerate_processes({"world_size": 2})),
         ("samples", lambda: frameworks.run_accelerate_processes(samples=0)),
@@ -832,6 +844,8 @@ NOT_CALLED = {  # name -> why no test calls it here (where else it is exercised)
     "demos.frameworks.two_processes.run_accelerate_processes": "starts processes "
     "(test_two_processes)",
     "demos.distributed.sharded.run_sharded_clipping": "starts processes (test_sharded)",
+    "demos.distributed.sharded_precision.run_sharded_accumulation": "starts processes "
+    "(test_sharded_precision)",
     "quiz.terminal.run_text_quiz": "reads answers from input() (test_selfcheck)",
     "planning.cli.main": "a command line; test_planning runs it",
     **{
@@ -950,6 +964,8 @@ CALLS = {
     "demos.checkpointing.levers_table": lambda: checkpointing.levers_table(
         [checkpointing.LeverRow(True, 2, 10, 5, 2.0)]),
     "demos.distributed.arithmetic.effective_batch": lambda: distributed.effective_batch(2, 4, 2),
+    "demos.distributed.sharded_precision.exact_window_gradient": lambda: (
+        distributed.exact_window_gradient(2, samples_per_process=4)),
     "demos.distributed.arithmetic.make_model": lambda: distributed.make_model(
         distributed.DDPConfig()),
     "demos.distributed.arithmetic.make_data": lambda: distributed.make_data(

@@ -98,6 +98,10 @@ Gbogbo àṣìṣe tí ẹ̀kọ́ yìí wọ̀n jẹ́ ipa tí a fi sí ibi tí
   lẹ́ẹ̀kan, lẹ́yìn sync fèrèsé. Nínú DeepSpeed, stage ló ń pinnu: ZeRO-0/1 ń ṣe
   reduce lẹ́ẹ̀kan ní fèrèsé kọ̀ọ̀kan, ZeRO-2/3 lẹ́yìn micro-batch kọ̀ọ̀kan
   ([orísun](../docs/sources.md#lesson-6)).
+- FSDP pẹ̀lú `param_dtype=torch.bfloat16`: FSDP1 lábẹ́ `no_sync()` ń kó fèrèsé jọ ní
+  bfloat16, `reduce_dtype` yòówù tí o yàn (lò ó fún fèrèsé kúkúrú nìkan, tàbí ṣe sync lẹ́yìn
+  micro-batch kọ̀ọ̀kan); FSDP2 ń kó o jọ ní `reduce_dtype`: fi `reduce_dtype=torch.float32`
+  sí i.
 - Pipeline parallelism náà ń pín batch sí micro-batch: bí wọ́n bá ṣe pọ̀ tó, bẹ́ẹ̀ ni bubble
   ṣe ń kéré tó."""
     + _CLOSE,

@@ -14,7 +14,8 @@ stopped before it returns, on errors and time-outs too.
 One module per idea: `arithmetic` (the effective batch, each rank's data, the one-process
 references), `workers` (what runs inside each process), `launch` (`run_ddp`: starting the
 processes and collecting their results; `run_processes` for the short demos), `sharded`
-(FSDP2 through a window, and clipping sharded gradients). Every public name is re-exported here.
+(FSDP2 through a window, and clipping sharded gradients), `sharded_precision` (where FSDP1 and
+FSDP2 add up a window under bfloat16). Every public name is re-exported here.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ from gradacc_lessons.demos.distributed.sharded import (
     ShardedClipping,
     run_fsdp_window,
     run_sharded_clipping,
+)
+from gradacc_lessons.demos.distributed.sharded_precision import (
+    ShardedAccumulation,
+    exact_window_gradient,
+    run_sharded_accumulation,
 )
 from gradacc_lessons.demos.distributed.workers import (
     COLLECTIVES,
@@ -67,6 +73,7 @@ __all__ = [
     "DDPResult",
     "FSDPWindow",
     "STEPS",
+    "ShardedAccumulation",
     "ShardedClipping",
     "SYNC_MODES",
     "accumulation_steps_for",
@@ -76,6 +83,7 @@ __all__ = [
     "counting_allreduce_hook",
     "counting_collectives",
     "effective_batch",
+    "exact_window_gradient",
     "flag_step",
     "fsdp_collectives",
     "global_token_count",
@@ -89,6 +97,7 @@ __all__ = [
     "run_experiments",
     "run_fsdp_window",
     "run_processes",
+    "run_sharded_accumulation",
     "run_sharded_clipping",
     "sampler_shares",
     "time_sync_modes",
