@@ -44,17 +44,17 @@ WAYS = (  # (FSDP, reduce_dtype, when it syncs); FSDP1 synced every micro-batch 
 FEATURES, CLASSES = 64, 10  # lesson 6's batch: 10 classes, 64 features
 
 
-def _check_steps(steps, samples_per_process: int, minimum: int) -> list[int]:
+def _check_steps(accumulation_steps, samples_per_process: int, minimum: int) -> list[int]:
     """Each N from `minimum` up, dividing `samples_per_process` (micro-batches of one size)."""
     fix = f"micro-batches per window, from {minimum} to samples_per_process"
-    steps = as_counts("accumulation_steps", steps, minimum, samples_per_process, fix)
-    for n in steps:
+    accumulation_steps = as_counts("accumulation_steps", accumulation_steps, minimum, samples_per_process, fix)
+    for n in accumulation_steps:
         if samples_per_process % n:
             raise ValueError(
                 f"accumulation_steps {n} does not divide samples_per_process="
                 f"{samples_per_process}; pick divisors, so that micro-batches are equal"
             )
-    return steps
+    return accumulation_steps
 
 
 def _model(seed: int) -> nn.Module:
@@ -140,9 +140,9 @@ def _window(rank: int, way: tuple, n: int, samples_per_process: int, seed: int) 
     return {"dtype": dtype, "gradients": gradients}
 
 
-def _worker(rank: int, steps: list[int], samples_per_process: int, seed: int) -> dict:
+def _worker(rank: int, accumulation_steps: list[int], samples_per_process: int, seed: int) -> dict:
     return {
-        (*way, n): _window(rank, way, n, samples_per_process, seed) for way in WAYS for n in steps
+        (*way, n): _window(rank, way, n, samples_per_process, seed) for way in WAYS for n in accumulation_steps
     }
 
 
@@ -211,18 +211,18 @@ def run_sharded_accumulation(
     window of one micro-batch adds nothing up).
     """
     samples_per_process = as_count("samples_per_process", samples_per_process, 2)
-    steps = _check_steps(accumulation_steps, samples_per_process, minimum=2)
+    accumulation_steps = _check_steps(accumulation_steps, samples_per_process, minimum=2)
     seed = as_count("seed", seed, 0)
     timeout_s = as_positive("timeout_s", timeout_s, "seconds the processes may take")
-    ranks = run_processes(_worker, steps, samples_per_process, seed, timeout_s=timeout_s)
-    exact = {n: exact_window_gradient(n, samples_per_process, 2, seed) for n in steps}
+    ranks = run_processes(_worker, accumulation_steps, samples_per_process, seed, timeout_s=timeout_s)
+    exact = {n: exact_window_gradient(n, samples_per_process, 2, seed) for n in accumulation_steps}
     return ShardedAccumulation(
-        accumulation_steps=steps,
+        accumulation_steps=accumulation_steps,
         samples_per_process=samples_per_process,
         world_size=2,
-        summing_dtypes={w: ranks[0][(*w, steps[0])]["dtype"] for w in WAYS},
+        summing_dtypes={w: ranks[0][(*w, accumulation_steps[0])]["dtype"] for w in WAYS},
         errors={
-            w: [relative_error(exact[n], ranks[0][(*w, n)]["gradients"]) for n in steps]
+            w: [relative_error(exact[n], ranks[0][(*w, n)]["gradients"]) for n in accumulation_steps]
             for w in WAYS
         },
         gradients={key: window["gradients"] for key, window in ranks[0].items()},
