@@ -11,13 +11,14 @@ inside a window (FSDP's `no_sync()`, or `set_requires_gradient_sync(False)`) mea
 every process keeps the full, unsharded gradient until the window's last backward:
 the memory that sharding was meant to save. In DeepSpeed the stage decides: ZeRO-0 and
 ZeRO-1 reduce only at a window's boundary (full gradients until then), ZeRO-2 and ZeRO-3
-after every micro-batch (they refuse `no_sync()`); its `coalesce_grad_reduction()` (0.19.5)
+after every micro-batch (they refuse `no_sync()`); its `coalesce_grad_reduction()` (since 0.19.2)
 holds the full gradients through a window under ZeRO-1 to 3. Sources: docs/sources.md.
 
 Communication, counted in parameter volumes (one pass over all parameters per
 process): an all-gather or a reduce-scatter moves one volume, an all-reduce two (a
-reduce-scatter then an all-gather). These counts are the defaults, which reshard the
-parameters after every backward: FULL_SHARD gathers them again in every micro-batch's
+reduce-scatter then an all-gather). These counts are FSDP2's defaults (`fully_shard`;
+SHARD_GRAD_OP stands for `reshard_after_forward=False`), which reshard the parameters
+after every backward: FULL_SHARD gathers them again in every micro-batch's
 forward and backward, so skipping the sync saves less than under DDP, 3N volumes per
 window against 2N + 1 (SHARD_GRAD_OP: 2N against N + 1). Both FSDPs can instead keep the
 parameters unsharded through the window, for a full copy of them in memory: FSDP2's

@@ -91,8 +91,9 @@ Gbogbo àṣìṣe tí ẹ̀kọ́ yìí wọ̀n jẹ́ ipa tí a fi sí ibi tí
   lẹ́yìn ìmúdójúìwọ̀n gidi nìkan.
 - Checkpointing àti ìkójọpọ̀ jẹ́ ọ̀nà méjì tí ó ń ran ara wọn lọ́wọ́ láti dín memory kù;
   sharding (FSDP/ZeRO) ń dín ìpìlẹ̀ kù. Nínú FSDP, fífo sync sílẹ̀ ń pa gradient tí a kò pín
-  mọ́, àti pẹ̀lú resharding àtilẹ̀wá ó ń dín ìbánisọ̀rọ̀ kù láti ìdá mẹ́ta (`FULL_SHARD`) dé
-  ìdajì (`SHARD_GRAD_OP`, fèrèsé gígùn); pípa àwọn parameter mọ́ láìpín jákèjádò fèrèsé ń dín
+  mọ́, àti pẹ̀lú resharding àtilẹ̀wá ó ń dín ìbánisọ̀rọ̀ kù títí dé ìdá mẹ́ta (`FULL_SHARD`) tàbí
+  ìdajì (`SHARD_GRAD_OP`), bí fèrèsé ṣe ń gùn sí i (ní N = 4: ìdá kan nínú mẹ́rin, ìdá mẹ́ta
+  nínú mẹ́jọ); pípa àwọn parameter mọ́ láìpín jákèjádò fèrèsé ń dín
   in kù ní nǹkan bí ìlọ́po N pẹ̀lú `SHARD_GRAD_OP`, ṣùgbọ́n ẹ̀dà wọn kíkún yóò wà nínú memory.
   Ṣe clipping lórí norm gbogbo gradient (DTensor FSDP2, `model.clip_grad_norm_` nínú FSDP1),
   lẹ́ẹ̀kan, lẹ́yìn sync fèrèsé. Nínú DeepSpeed, stage ló ń pinnu: ZeRO-0/1 ń ṣe

@@ -47,7 +47,9 @@ FEATURES, CLASSES = 64, 10  # lesson 6's batch: 10 classes, 64 features
 def _check_steps(accumulation_steps, samples_per_process: int, minimum: int) -> list[int]:
     """Each N from `minimum` up, dividing `samples_per_process` (micro-batches of one size)."""
     fix = f"micro-batches per window, from {minimum} to samples_per_process"
-    accumulation_steps = as_counts("accumulation_steps", accumulation_steps, minimum, samples_per_process, fix)
+    accumulation_steps = as_counts(
+        "accumulation_steps", accumulation_steps, minimum, samples_per_process, fix
+    )
     for n in accumulation_steps:
         if samples_per_process % n:
             raise ValueError(
@@ -142,7 +144,9 @@ def _window(rank: int, way: tuple, n: int, samples_per_process: int, seed: int) 
 
 def _worker(rank: int, accumulation_steps: list[int], samples_per_process: int, seed: int) -> dict:
     return {
-        (*way, n): _window(rank, way, n, samples_per_process, seed) for way in WAYS for n in accumulation_steps
+        (*way, n): _window(rank, way, n, samples_per_process, seed)
+        for way in WAYS
+        for n in accumulation_steps
     }
 
 
@@ -214,7 +218,9 @@ def run_sharded_accumulation(
     accumulation_steps = _check_steps(accumulation_steps, samples_per_process, minimum=2)
     seed = as_count("seed", seed, 0)
     timeout_s = as_positive("timeout_s", timeout_s, "seconds the processes may take")
-    ranks = run_processes(_worker, accumulation_steps, samples_per_process, seed, timeout_s=timeout_s)
+    ranks = run_processes(
+        _worker, accumulation_steps, samples_per_process, seed, timeout_s=timeout_s
+    )
     exact = {n: exact_window_gradient(n, samples_per_process, 2, seed) for n in accumulation_steps}
     return ShardedAccumulation(
         accumulation_steps=accumulation_steps,
@@ -222,7 +228,9 @@ def run_sharded_accumulation(
         world_size=2,
         summing_dtypes={w: ranks[0][(*w, accumulation_steps[0])]["dtype"] for w in WAYS},
         errors={
-            w: [relative_error(exact[n], ranks[0][(*w, n)]["gradients"]) for n in accumulation_steps]
+            w: [
+                relative_error(exact[n], ranks[0][(*w, n)]["gradients"]) for n in accumulation_steps
+            ]
             for w in WAYS
         },
         gradients={key: window["gradients"] for key, window in ranks[0].items()},
