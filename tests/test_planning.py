@@ -286,16 +286,26 @@ def test_a_budget_below_the_floor_names_the_alternatives():
     assert "lora_rank=16" in str(error.value)
 
 
-def test_a_budget_below_the_floor_of_a_unet_names_bf16():
-    def unet():  # GroupNorm: no buffers, so the floor is the weights' 4 x 4 bytes each
-        return UNet(classes=2, width=8, depth=1, norm="group")
+def group_norm_tiny_unet():  # no buffers: the floor is the weights' 4 x 4 bytes (AdamW)
+    return UNet(classes=2, width=8, depth=1, norm="group")
 
-    floor = 4 * 4 * sum(p.numel() for p in unet().parameters())
+
+@slow  # traces each alternative
+def test_a_budget_below_the_floor_of_a_unet_names_bf16():
+    floor = 4 * 4 * sum(p.numel() for p in group_norm_tiny_unet().parameters())
     with pytest.raises(ValueError, match="below the floor") as error:
-        plan(unet, 8, 0.9 * floor / 2**30, input_shape=(3, 8, 8), allocator="cpu")
+        plan(group_norm_tiny_unet, 8, 0.9 * floor / 2**30, input_shape=(3, 8, 8), allocator="cpu")
     # bfloat16 halves the floor; checkpointing, which keeps it, does not fit
     assert 'Try: precision="bf16-true" fits' in str(error.value)
     assert "checkpointing" not in str(error.value)
+
+
+def test_a_budget_below_the_floor_without_alternatives_says_how_to_see_them():
+    floor = 4 * 4 * sum(p.numel() for p in group_norm_tiny_unet().parameters())
+    with pytest.raises(ValueError, match="below the floor") as error:
+        plan(group_norm_tiny_unet, 8, 0.9 * floor / 2**30, input_shape=(3, 8, 8),
+             allocator="cpu", alternatives=False)  # fmt: skip
+    assert "plan(..., alternatives=True)" in str(error.value)
 
 
 @slow
@@ -330,10 +340,14 @@ def test_lora_without_peft_says_what_to_install(monkeypatch):
         plan("gpt2", 8, 24, sequence_length=64, lora_rank=8)
 
 
-def test_the_command_prints_a_plan_and_refuses_bad_input(capsys):
+@slow  # traces the command's full-size U-Net
+def test_the_command_prints_a_plan(capsys):
     assert main(["unet", "--input-shape", "3,32,32", "--effective-batch", "8", "--budget",
                  "1", "--optimizer", "sgd"]) == 0  # fmt: skip
     assert "micro_batch_size=" in capsys.readouterr().out
+
+
+def test_the_command_refuses_bad_input(capsys):
     assert main(["llama-9b", "--sequence-length", "8", "--effective-batch", "8",
                  "--budget", "24"]) == 2  # fmt: skip
     assert "unknown model" in capsys.readouterr().err
