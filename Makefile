@@ -10,7 +10,8 @@ COURSE := quizzes/course
 PORT ?= 8888
 # Two workers, each taking whole test files (their class-wide fixtures run once):
 # many tests wait on kernels, browsers and timeouts rather than on the CPU.
-PYTEST_ARGS ?= -n 2 --dist loadfile
+# --durations=25: the run ends with its 25 slowest tests, where the time goes.
+PYTEST_ARGS ?= -n 2 --dist loadfile --durations=25
 # Jupyter refuses to run as root unless told to (containers, CI machines).
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root)
 

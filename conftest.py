@@ -1,9 +1,18 @@
 """Fixtures for every test, the package's doctests included."""
 
+import sys
+
 import pytest
 import torch
 
 from gradacc_lessons.device import make_repeatable
+
+# jsonschema (which nbformat imports) imports rfc3987_syntax when it is installed (an extra
+# jupyter-events asks for), and rfc3987_syntax builds a Lark grammar as it is imported: 3 s
+# of CPU in every test process, for the "iri" format check, which nbformat never asks for
+# (it validates without a format checker). Left out of the test processes, before anything
+# imports jsonschema.
+sys.modules.setdefault("rfc3987_syntax", None)
 
 
 @pytest.fixture(autouse=True)

@@ -13,13 +13,16 @@ import copy
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
-from torch.utils.benchmark import Timer
 
 from gradacc_lessons.accumulate import check_batch, scalar_loss, split_batch
 from gradacc_lessons.checks import as_count, as_counts
+
+if TYPE_CHECKING:
+    from torch.utils.benchmark import Timer
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,10 @@ def _timer(model, optimizer, loss_fn, micro_batches, step_each: bool) -> Timer:
     The Timer waits for a GPU to finish before it reads the clock, and runs with the
     thread count of the caller (`make_repeatable` sets one thread).
     """
+    # imported here: torch.utils.benchmark imports setuptools (a second or two), which
+    # `import gradacc_lessons` need not pay
+    from torch.utils.benchmark import Timer
+
     batch = sum(len(x) for x, _ in micro_batches)
 
     def one_pass() -> None:

@@ -53,6 +53,7 @@ def git(folder, *args: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow  # git, make and nbstripout in processes (20 s)
 def test_a_lesson_run_and_saved_shows_no_change_and_stages_clean(tmp_path):
     git(tmp_path, "init", "-q")
     git(tmp_path, "config", "user.email", "test@example.org")

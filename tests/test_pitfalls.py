@@ -349,8 +349,13 @@ def _optimum_test_loss(short, long, lengths, normalize, grouped, steps=4):
     return float(-chosen.log().mean())
 
 
-@pytest.mark.parametrize(
-    "short, long, lengths", [(48, 16, (2, 22)), (40, 24, (3, 15)), (36, 28, (4, 12))]
+@pytest.mark.parametrize(  # four training runs each: make check trains one mix, make test all
+    "short, long, lengths",
+    [
+        (48, 16, (2, 22)),
+        pytest.param(40, 24, (3, 15), marks=pytest.mark.slow),
+        pytest.param(36, 28, (4, 12), marks=pytest.mark.slow),
+    ],
 )
 def test_the_token_bug_trains_the_optimum_of_the_wrong_weights(short, long, lengths):
     share = short * lengths[0] / (short * lengths[0] + long * lengths[1])  # by hand

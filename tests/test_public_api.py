@@ -1208,7 +1208,15 @@ def no_redirection(*args):
     raise AssertionError(f"a package function redirected a file descriptor: os.dup2{args}")
 
 
-@pytest.mark.parametrize("name", sorted(CALLS))
+# torch.compile from empty caches takes seconds: this call runs in make test only
+# (test_training compiles in make check too).
+SLOW_CALLS = {"demos.training.compile_from_scratch"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_CALLS else n for n in sorted(CALLS)],
+)
 def test_a_call_leaves_global_state_alone(name, monkeypatch):
     torch.manual_seed(123)  # a state that no function resets to by chance
     before = global_state()

@@ -772,6 +772,7 @@ def test_in_a_terminal_self_check_asks_with_input(monkeypatch, capsys):
     assert "Right! 7 has no divisor" in out and "Score: 1 / 1 at the first try" in out
 
 
+@pytest.mark.slow  # a Python process importing torch
 def test_a_script_without_stdin_does_not_block():
     code = (
         "from gradacc_lessons.quiz.questions import faq_questions\n"

@@ -5,10 +5,12 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow  # a Sphinx build in a process
 def test_a_print_split_over_two_stream_messages_is_one_output(tmp_path):
     """A busy kernel can send a print's text and its newline apart; the page shows one output,
     not a second, empty one (the site test's "empty output areas" once caught that in lesson 1)."""

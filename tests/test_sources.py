@@ -137,6 +137,7 @@ def test_lessons_link_to_their_section_of_the_page_and_every_link_has_one():
             assert anchor == f"lesson-{number}", f"lesson {number} links to #{anchor}"
 
 
+@pytest.mark.slow  # a Sphinx build in a process
 def test_the_site_lists_the_page_and_resolves_its_anchors(tmp_path):
     """Lesson 6's links, staged as tools/site.py stages them, land on the page's heading."""
     from tools.site import prepare_for_site

@@ -215,6 +215,7 @@ def test_batchnorm_runs_of_the_same_batch_match_only_with_the_whole_batch():
     assert run_difference(large, split).parameters > 1e-3
 
 
+@pytest.mark.slow  # six training runs (lesson 3's experiment on other seeds)
 @pytest.mark.parametrize("seed, samples", [(1, 512), (2, 768)])
 def test_per_micro_batch_batchnorm_of_32_trains_like_the_batch_and_of_2_does_not(seed, samples):
     # Lesson 3's practical rule, re-measured on other data splits and initialisations.

@@ -193,8 +193,6 @@ def _class_loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
 
 def _load_config(model):
     """A Transformers config from a preset name, a config.json path or a config object."""
-    from transformers import AutoConfig
-
     if _is_config(model):
         return model.__class__.from_dict(model.to_dict())  # a copy: the caller's stays as it is
     if isinstance(model, str | os.PathLike) and os.path.isfile(model):
@@ -210,6 +208,9 @@ def _load_config(model):
     fields = dict(fields)
     if "model_type" not in fields:
         raise ValueError(f"{model}: a config.json names its model_type (llama, gpt2, ...)")
+    # imported here, after the checks: importing transformers takes seconds
+    from transformers import AutoConfig
+
     return AutoConfig.for_model(fields.pop("model_type"), **fields)
 
 
