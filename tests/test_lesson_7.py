@@ -52,8 +52,8 @@ VALUES = {
     "defaults": "defaults.rows",
     "plain loop gap": "gap",
     "schedule rows": "[row[0] for row in schedules.rows]",
-    "two processes": "[[setup, run['micro-batches'], run['optimizer steps'],"
-    " run['scheduler steps'], run['learning rates']] for setup, run in two.schedules.items()]",
+    "two processes": "[[setup, run.micro_batches, run.optimizer_steps,"
+    " run.scheduler_steps, run.learning_rates] for setup, run in two.schedules.items()]",
     "token count errors": "{count: relative_error(token_mean, per_rank[0]) for count, per_rank"
     " in two.token_gradients.items()}",
     "ignore_index": "inspect.signature(F.cross_entropy).parameters['ignore_index'].default",

@@ -50,6 +50,7 @@ from gradacc_lessons.demos import (
     token_pitfalls,
     training,
 )
+from gradacc_lessons.demos.frameworks import two_processes
 from gradacc_lessons.figures import explorers, plots
 from gradacc_lessons.planning import cpu_kernels, fake_step, formulas, plot, predict, presets
 from gradacc_lessons.planning.segmentation import UNet
@@ -381,6 +382,9 @@ BAD = {
         ("config", lambda: frameworks.run_accelerate_processes({"world_size": 2})),
         ("samples", lambda: frameworks.run_accelerate_processes(samples=0)),
         ("micro_batch_size", lambda: frameworks.run_accelerate_processes(micro_batch_size=3)),
+    ],
+    "demos.frameworks.two_processes.token_window": [
+        ("count", lambda: two_processes.token_window(None, distributed.DDPConfig(), "mine")),
     ],
     "demos.distributed.launch.run_ddp": [
         ("config", lambda: distributed.run_ddp({"world_size": 2})),
@@ -843,6 +847,8 @@ NOT_CALLED = {  # name -> why no test calls it here (where else it is exercised)
     "demos.distributed.sharded.run_fsdp_window": "starts processes (test_sharded)",
     "demos.frameworks.two_processes.run_accelerate_processes": "starts processes "
     "(test_two_processes)",
+    "demos.frameworks.two_processes.token_window": "runs in the processes of "
+    "run_accelerate_processes (test_two_processes)",
     "demos.distributed.sharded.run_sharded_clipping": "starts processes (test_sharded)",
     "demos.distributed.sharded_precision.run_sharded_accumulation": "starts processes "
     "(test_sharded_precision)",

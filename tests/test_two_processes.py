@@ -31,14 +31,14 @@ def test_the_prepared_scheduler_steps_w_times_unless_the_batches_are_split(resul
     assert result.counted_steps == counted
     default, ignored, split = (result.schedules[setup] for setup in SETUPS)
     for run in (default, ignored):  # each process gets every W-th micro-batch
-        assert run["micro-batches"] == SAMPLES // MICRO_BATCH_SIZE // W
-        assert run["optimizer steps"] == SAMPLES // MICRO_BATCH_SIZE // W // N
-        assert run["scheduler steps"] == W * run["optimizer steps"]
+        assert run.micro_batches == SAMPLES // MICRO_BATCH_SIZE // W
+        assert run.optimizer_steps == SAMPLES // MICRO_BATCH_SIZE // W // N
+        assert run.scheduler_steps == W * run.optimizer_steps
         # the schedule over `counted` steps, W steps at a time
-        assert run["learning rates"] == [1 - W * k / counted for k in range(counted // W)]
-    assert split["micro-batches"] == SAMPLES // MICRO_BATCH_SIZE  # each takes 1/W of every one
-    assert split["optimizer steps"] == split["scheduler steps"] == counted
-    assert split["learning rates"] == [1 - k / counted for k in range(counted)]
+        assert run.learning_rates == [1 - W * k / counted for k in range(counted // W)]
+    assert split.micro_batches == SAMPLES // MICRO_BATCH_SIZE  # each takes 1/W of every one
+    assert split.optimizer_steps == split.scheduler_steps == counted
+    assert split.learning_rates == [1 - k / counted for k in range(counted)]
     assert result.scheduler_steps_per_optimizer_step(SETUPS[0]) == W
 
 

@@ -4,7 +4,7 @@ token count summed over processes before the first backward.
 `run_accelerate_processes` starts two CPU processes (`distributed.run_processes`); in each,
 Accelerate finds the gloo group and the RANK / WORLD_SIZE variables a launcher
 (`accelerate launch`, `torchrun`) would set. Each process runs `_scheduler_runs` (three ways
-to build the Accelerator, each with a linear schedule sized two ways) and `_token_window`
+to build the Accelerator, each with a linear schedule sized two ways) and `token_window`
 (the loop that counts a window's tokens across processes, and the one that counts its own).
 """
 
@@ -40,6 +40,16 @@ def _accelerator(accelerate, setup: str, accumulation_steps: int):
     return accelerate.Accelerator(cpu=True, gradient_accumulation_steps=n, dataloader_config=config)
 
 
+@dataclass(frozen=True)
+class SchedulerRun:
+    """One process's epoch with a prepared linear schedule: what stepped, and each step's lr."""
+
+    micro_batches: int  # the micro-batches this process drew from the prepared loader
+    optimizer_steps: int
+    scheduler_steps: int
+    learning_rates: list[float]  # the learning rate at each optimizer step
+
+
 def _scheduler_run(accelerate, setup, samples, micro_batch_size, accumulation_steps, sized_by):
     """One epoch of a linear schedule over `sized_by` steps; what stepped, and each step's lr."""
     accelerator = _accelerator(accelerate, setup, accumulation_steps)
@@ -58,17 +68,13 @@ def _scheduler_run(accelerate, setup, samples, micro_batch_size, accumulation_st
             optimizer.step()  # does nothing until the window is complete
             scheduler.step()
             optimizer.zero_grad()
-    return {
-        "micro-batches": len(loader),
-        "optimizer steps": len(rates),
-        "scheduler steps": scheduler.scheduler.last_epoch,
-        "learning rates": rates,
-    }
+    # plain values: what comes back from a process is loaded with torch.load(weights_only=True)
+    return len(loader), len(rates), scheduler.scheduler.last_epoch, rates
 
 
 def _scheduler_runs(
     accelerate, samples: int, micro_batch_size: int, accumulation_steps: int
-) -> dict:
+) -> tuple[int, dict[str, tuple]]:
     # the optimizer steps of one process on the whole loader: what you count before prepare()
     counted = math.ceil(math.ceil(samples / micro_batch_size) / accumulation_steps)
     runs = {}
@@ -77,15 +83,21 @@ def _scheduler_runs(
             accelerate, setup, samples, micro_batch_size, accumulation_steps, counted
         )
         accelerate.state.AcceleratorState._reset_state()  # the next one reads its own settings
-    return {"counted before prepare": counted, "runs": runs}
+    return counted, runs
 
 
-def _token_window(accelerate, config: DDPConfig, count: str) -> dict[str, torch.Tensor]:
+COUNTS = ("all processes", "this process")  # whose tokens divide the window's loss
+
+
+def token_window(accelerate, config: DDPConfig, count: str) -> dict[str, torch.Tensor]:
     """One window, each micro-batch's summed loss divided by the window's tokens, in Accelerate.
 
+    Run in each process of a launched job (`accelerate` is the imported module).
     count="all processes": the count gathered from every process (right);
     count="this process": each process's own count (the mean of the processes' means).
     """
+    if count not in COUNTS:
+        raise ValueError(f"count must be one of {COUNTS}, got {count!r}")
     n, world = config.accumulation_steps, config.world_size
     accelerator = accelerate.Accelerator(cpu=True, gradient_accumulation_steps=n)
     model = accelerator.prepare(make_model(config))
@@ -104,7 +116,7 @@ def _token_window(accelerate, config: DDPConfig, count: str) -> dict[str, torch.
     return {name: p.grad.detach().clone() for name, p in model.module.named_parameters()}
 
 
-def _worker(rank, config, samples, micro_batch_size) -> dict:
+def _worker(rank, config, samples, micro_batch_size) -> tuple:
     world = str(config.world_size)
     variables = {"RANK": str(rank), "LOCAL_RANK": str(rank), "WORLD_SIZE": world,
                  "LOCAL_WORLD_SIZE": world}  # fmt: skip
@@ -114,11 +126,8 @@ def _worker(rank, config, samples, micro_batch_size) -> dict:
             accelerate, samples, micro_batch_size, config.accumulation_steps
         )
         accelerate.state.AcceleratorState._reset_state()
-        tokens = {
-            count: _token_window(accelerate, config, count)
-            for count in ("all processes", "this process")
-        }
-    return {"schedules": schedules, "token gradients": tokens}
+        tokens = {count: token_window(accelerate, config, count) for count in COUNTS}
+    return schedules, tokens
 
 
 @dataclass(frozen=True, repr=False)
@@ -128,17 +137,17 @@ class AccelerateProcesses(Result):
     world_size: int
     accumulation_steps: int
     counted_steps: int  # ceil(len(dataloader) / N), counted on the loader before prepare()
-    schedules: dict  # setup -> {micro-batches, optimizer steps, scheduler steps, learning rates}
+    schedules: dict[str, SchedulerRun]  # one per way to build the Accelerator (SETUPS)
     token_gradients: dict  # "all processes" / "this process" -> rank -> gradients
 
     def scheduler_steps_per_optimizer_step(self, setup: str) -> float:
         run = self.schedules[setup]
-        return run["scheduler steps"] / run["optimizer steps"]
+        return run.scheduler_steps / run.optimizer_steps
 
     def table(self) -> Table:
         rows = [
-            (setup, run["micro-batches"], run["optimizer steps"], run["scheduler steps"],
-             f"{run['learning rates'][-1]:.2f}")
+            (setup, run.micro_batches, run.optimizer_steps, run.scheduler_steps,
+             f"{run.learning_rates[-1]:.2f}")
             for setup, run in self.schedules.items()
         ]  # fmt: skip
         headers = ("built with", "micro-batches", "optimizer steps", "scheduler steps", "last lr")
@@ -179,10 +188,7 @@ def run_accelerate_processes(
     return AccelerateProcesses(
         world_size=config.world_size,
         accumulation_steps=config.accumulation_steps,
-        counted_steps=ranks[0]["schedules"]["counted before prepare"],
-        schedules=ranks[0]["schedules"]["runs"],
-        token_gradients={
-            count: [r["token gradients"][count] for r in ranks]
-            for count in ("all processes", "this process")
-        },
+        counted_steps=ranks[0][0][0],  # rank 0's (counted, runs), tokens
+        schedules={setup: SchedulerRun(*run) for setup, run in ranks[0][0][1].items()},
+        token_gradients={count: [tokens[count] for _, tokens in ranks] for count in COUNTS},
     )
