@@ -24,6 +24,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from gradacc_lessons.accumulate import split_batch
 from gradacc_lessons.checks import as_count, as_counts, as_positive
 from gradacc_lessons.compare import relative_error
 from gradacc_lessons.data import make_classification
@@ -71,13 +72,9 @@ def _data(samples_per_process: int, world_size: int, seed: int):
 
 
 def _micro_batches(x, y, rank: int, samples_per_process: int, n: int):
-    """This rank's samples cut into n micro-batches of equal size."""
-    start = rank * samples_per_process
-    size = samples_per_process // n
-    return [
-        (x[start + i * size : start + (i + 1) * size], y[start + i * size : start + (i + 1) * size])
-        for i in range(n)
-    ]
+    """This rank's samples cut into n micro-batches (of equal size: n divides them)."""
+    mine = slice(rank * samples_per_process, (rank + 1) * samples_per_process)
+    return split_batch(x[mine], y[mine], n)
 
 
 def _loss(model, x, y, samples_per_process: int) -> torch.Tensor:

@@ -185,10 +185,11 @@ def run_accelerate_processes(
         world_size=config.world_size,
         timeout_s=timeout_s,
     )
+    (counted, runs), _ = ranks[0]  # each rank sends ((counted, runs), token gradients)
     return AccelerateProcesses(
         world_size=config.world_size,
         accumulation_steps=config.accumulation_steps,
-        counted_steps=ranks[0][0][0],  # rank 0's (counted, runs), tokens
-        schedules={setup: SchedulerRun(*run) for setup, run in ranks[0][0][1].items()},
+        counted_steps=counted,
+        schedules={setup: SchedulerRun(*run) for setup, run in runs.items()},
         token_gradients={count: [tokens[count] for _, tokens in ranks] for count in COUNTS},
     )
