@@ -130,6 +130,7 @@ def test_a_result_larger_than_the_limit_is_refused(course):
     assert outcome == {"error": "it sent more than 10000000 bytes"}
 
 
+@pytest.mark.slow  # three sandboxes, each importing torch
 def test_a_harness_started_ahead_answers_like_a_new_one(course):
     sandbox = Sandbox(hidden=(course,))
     start_harness(sandbox)
@@ -215,6 +216,7 @@ print(json.dumps([o.get("text") or o.get("evalue") for o in notebook.cells[0].ou
 """
 
 
+@pytest.mark.slow  # a kernel writes 720 MiB
 @pytest.mark.parametrize("user", ["root", "not root"])
 def test_the_kernel_cannot_fill_the_graders_disk(course, tmp_path, user, fill_disk):
     """Its working folder is in memory, bounded; its sockets' folder takes no file."""
@@ -255,16 +257,19 @@ def test_the_harness_cannot_fill_the_graders_disk(course, fill_disk):
     assert found["work"][0] <= bound and found["work"][1] == "No space left on device", found
 
 
+@pytest.mark.slow  # it sleeps past the CPU limit
 def test_the_harness_may_take_the_students_time_left_not_the_cpu_limit(course):
     """Cells that sleep cost time, not CPU: the harness runs them as the kernel did."""
     import time
 
-    sandbox = Sandbox((course,), Limits(cpu_seconds=30), deadline=time.monotonic() + 300)
-    cells = ["import time\ntime.sleep(40)  # an experiment, as a student tries by hand", RIGHT_LOOP]
+    # 15 s of CPU: five times what importing torch and running the loop's cases takes here
+    sandbox = Sandbox((course,), Limits(cpu_seconds=15), deadline=time.monotonic() + 300)
+    cells = ["import time\ntime.sleep(20)  # an experiment, as a student tries by hand", RIGHT_LOOP]
     outcome = run_exercise(cells, "window_loop", 3, sandbox)
     assert "error" not in outcome and len(outcome) == 3, outcome
 
 
+@pytest.mark.slow  # it waits for the deadline
 def test_the_harness_ends_before_the_students_deadline(course):
     import time
 
