@@ -123,9 +123,14 @@ def browser():
 
 
 class Visit:
-    """One page opened in a fresh browser context, with what it logged and requested."""
+    """One page opened in a fresh browser context, with what it logged and requested.
 
-    def __init__(self, browser, base_url: str, page_path: str):
+    `until`: "networkidle" (half a second with no request) for the test that checks every
+    request a page makes; the others read the page once it has loaded ("load": its images and
+    scripts) and its math is typeset.
+    """
+
+    def __init__(self, browser, base_url: str, page_path: str, until: str = "load"):
         self.errors: list[str] = []  # console errors, uncaught exceptions, failed responses
         self.outside: list[str] = []  # requests to any host but the test's server
         self.context = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -134,7 +139,7 @@ class Visit:
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
         self.page.on("requestfailed", lambda r: self.errors.append(f"failed: {r.url}"))
-        response = self.page.goto(base_url + page_path, wait_until="networkidle")
+        response = self.page.goto(base_url + page_path, wait_until=until)
         assert response is not None and response.ok, f"{page_path}: {response and response.status}"
         # MathJax typesets after the load event; its promise settles when it is done
         self.page.evaluate("() => window.MathJax?.startup?.promise")
@@ -158,8 +163,8 @@ class Visit:
 def visit(browser, base_url):
     opened = []
 
-    def open_page(page_path: str) -> Visit:
-        opened.append(Visit(browser, base_url, page_path))
+    def open_page(page_path: str, until: str = "load") -> Visit:
+        opened.append(Visit(browser, base_url, page_path, until))
         return opened[-1]
 
     yield open_page
@@ -186,7 +191,7 @@ def test_the_site_has_every_page_and_only_those(site):
 
 @pytest.mark.parametrize("page_path", PAGES)
 def test_the_page_reads_offline(visit, page_path):
-    page = visit(page_path)
+    page = visit(page_path, until="networkidle")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.page.screenshot(path=ARTIFACTS / f"{page_path.replace('/', '_')}.png", full_page=True)
     assert page.outside == [], f"{page_path} asked other hosts: {page.outside}"

@@ -166,7 +166,7 @@ def test_the_kernel_sees_only_the_notebook_and_not_its_folder_on_sys_path(course
     autograded.mkdir(parents=True)
     manager = SandboxKernelManager(course_root=str(course), scratch_root=str(tmp_path))
     client = NotebookClient(notebook, km=manager, resources={"metadata": {"path": str(autograded)}})
-    client.execute()
+    client.execute(cleanup_kc=True)  # a client given its manager leaves the kernel running
     found = json.loads(notebook.cells[0].outputs[0]["text"])
     assert found["files"] == ["quiz.ipynb"], found  # the notebook, nothing else submitted
     assert found["cwd_on_path"] == [] and "SHADOW" not in json.dumps(notebook.cells[0].outputs)
@@ -211,7 +211,7 @@ course, scratch = Path(sys.argv[1]), sys.argv[2]
 notebook = nbformat.read(course / "submitted/eve/quiz/quiz.ipynb", 4)
 manager = SandboxKernelManager(course_root=str(course), scratch_root=scratch)
 folder = {"metadata": {"path": str(course / "autograded/eve/quiz")}}
-NotebookClient(notebook, km=manager, resources=folder).execute()
+NotebookClient(notebook, km=manager, resources=folder).execute(cleanup_kc=True)
 print(json.dumps([o.get("text") or o.get("evalue") for o in notebook.cells[0].outputs]))
 """
 
