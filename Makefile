@@ -55,10 +55,13 @@ test: system-tools $(STAMP) git-filter
 	set +x; echo "make test: lint and tests took $$(( $$(date +%s) - start )) s"; exit $$status
 
 ## check: lint, unit tests and doctests (no notebook, browser or process): the edit-test loop
+# -p no:logging: no test here reads logs (caplog), and pytest's log capture walks every logger
+# that torch, transformers and jupyter made (hundreds) six times a test: seconds in all.
 check: $(STAMP) git-filter
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -n 2 -q -m "not slow and not browser and not distributed and not benchmark" \
+	$(BIN)/python -m pytest -n 2 -p no:logging -q \
+		-m "not slow and not browser and not distributed and not benchmark" \
 		tests gradacc_lessons tools quizzes/gradacc_grader
 
 ## bench: the timings (lessons, the accumulation's cost, the notebook helper) as ratios of one run

@@ -1,11 +1,9 @@
 """Fixtures for every test, the package's doctests included."""
 
+import gc
 import sys
 
 import pytest
-import torch
-
-from gradacc_lessons.device import make_repeatable
 
 # jsonschema (which nbformat imports) imports rfc3987_syntax when it is installed (an extra
 # jupyter-events asks for), and rfc3987_syntax builds a Lark grammar as it is imported: 3 s
@@ -15,8 +13,21 @@ from gradacc_lessons.device import make_repeatable
 sys.modules.setdefault("rfc3987_syntax", None)
 
 
+def pytest_collection_finish(session):
+    # Collection imported torch, nbgrader, matplotlib...: millions of objects that live as
+    # long as the process. Frozen, the garbage collector stops walking them at each of its
+    # full collections (and pytest's own at the end): seconds of CPU in make check.
+    gc.freeze()
+
+
 @pytest.fixture(autouse=True)
 def _repeatable():
+    # imported here, not at the top: make check's xdist controller loads this file but runs
+    # no test, and importing torch would hold back its workers' start by seconds
+    import torch
+
+    from gradacc_lessons.device import make_repeatable
+
     # What every lesson does first (the course's one place for seeds and threads): 1 vs 2
     # threads changes float32 CNN gradients by up to 4e-7. The thread count is put back.
     threads = torch.get_num_threads()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from gradacc_lessons.accumulate import IGNORE_INDEX
@@ -23,12 +25,21 @@ def load_digits(
     ((1797, 64), (1797,), 9)
     """
     _check_dtype(dtype)
+    pixels, labels = _digits()
+    x = torch.tensor(pixels, dtype=dtype) / 16.0
+    y = torch.tensor(labels, dtype=torch.long)
+    return (x.reshape(-1, 1, 8, 8) if images else x), y
+
+
+@functools.cache
+def _digits():
+    """The digits' pixels and labels as scikit-learn reads them, read once per process
+    (parsing its file takes 30 ms; the tests load the digits hundreds of times)."""
     from sklearn.datasets import load_digits as sklearn_digits
 
     digits = sklearn_digits()  # ships inside scikit-learn's wheel
-    x = torch.tensor(digits.data, dtype=dtype) / 16.0
-    y = torch.tensor(digits.target, dtype=torch.long)
-    return (x.reshape(-1, 1, 8, 8) if images else x), y
+    digits.data.flags.writeable = digits.target.flags.writeable = False
+    return digits.data, digits.target
 
 
 def make_classification(

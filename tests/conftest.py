@@ -1,12 +1,16 @@
 """Where the lessons live, and their one execution per test run (the fixtures every test gets
 are in ../conftest.py)."""
 
+from __future__ import annotations
+
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from .lessons import LessonRuns
+if TYPE_CHECKING:  # imported by the fixture: make check's xdist controller runs no test
+    from .lessons import LessonRuns
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -15,6 +19,8 @@ NOTEBOOKS = ROOT / "notebooks"
 @pytest.fixture(scope="session")
 def lesson_runs(tmp_path_factory) -> LessonRuns:
     """The lessons executed in this run (tests/lessons.py), shared by the xdist workers."""
+    from .lessons import LessonRuns
+
     run = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):  # each worker's folder is inside the run's
         run = run.parent
