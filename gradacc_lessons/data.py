@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
+from pathlib import Path
 
 import torch
 
@@ -33,13 +35,23 @@ def load_digits(
 
 @functools.cache
 def _digits():
-    """The digits' pixels and labels as scikit-learn reads them, read once per process
-    (parsing its file takes 30 ms; the tests load the digits hundreds of times)."""
-    from sklearn.datasets import load_digits as sklearn_digits
+    """The digits' pixels and labels, read once per process from the file scikit-learn ships.
 
-    digits = sklearn_digits()  # ships inside scikit-learn's wheel
-    digits.data.flags.writeable = digits.target.flags.writeable = False
-    return digits.data, digits.target
+    `sklearn.datasets.load_digits` reads the same file, `sklearn/datasets/data/digits.csv.gz`
+    (64 pixel columns, then the label; scikit-learn 1.x), but importing scikit-learn takes 2 s
+    here, paid by every lesson and test process; reading the file takes 30 ms.
+    tests/test_data.py checks that both give the same digits.
+    """
+    import numpy as np
+
+    spec = importlib.util.find_spec("sklearn")  # finds the package without importing it
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("the digits ship with scikit-learn: pip install scikit-learn")
+    path = Path(spec.submodule_search_locations[0]) / "datasets" / "data" / "digits.csv.gz"
+    table = np.loadtxt(path, delimiter=",")
+    pixels, labels = table[:, :-1], table[:, -1].astype(np.int64)
+    pixels.flags.writeable = labels.flags.writeable = False
+    return pixels, labels
 
 
 def make_classification(

@@ -450,6 +450,8 @@ def test_every_framework_clips_once_per_window():
     )
 
 
+# Reading the defaults imports Transformers, Accelerate and Lightning: 3 s (`make test`).
+@pytest.mark.slow
 def test_the_defaults_the_lesson_names():
     rows = {
         (cls, setting): default for cls, setting, default in frameworks.framework_defaults().rows
