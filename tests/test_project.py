@@ -54,7 +54,7 @@ def test_each_lesson_starts_with_the_setup_cell(path):
 
 
 def pip_installs(*make_args: str) -> list[str]:
-    """The pip install commands `make install` would run on a fresh clone (a dry run), in order."""
+    """The package installs `make install` would run on a fresh clone (a dry run), in order."""
     dry_run = subprocess.run(
         ["make", "-n", "-B", "install", *make_args],
         cwd=ROOT,
@@ -65,20 +65,22 @@ def pip_installs(*make_args: str) -> list[str]:
     return [line for line in dry_run.splitlines() if " pip install " in line]
 
 
-def test_make_installs_the_torch_of_this_venv_before_the_course():
+def test_make_installs_the_torch_of_this_venv_with_the_course():
     import torch
 
     installs = pip_installs()
-    torches = [i for i, line in enumerate(installs) if "torch==" in line]
-    course = [i for i, line in enumerate(installs) if re.search(r"-e \S*\.", line)]
-    assert torches and course, installs
-    # torch first: pip then keeps it when the course's "torch>=2.2" is resolved, instead of
-    # fetching the default (CUDA) build
-    assert torches[0] < course[0], installs
-    pinned = re.search(r"torch==([\w.+]+)", installs[torches[0]])[1]
-    assert pinned == torch.__version__.split("+")[0] == "2.13.0"
+    course = [line for line in installs if re.search(r"-e \S*\.", line)]
+    assert course, installs
+    # every install that resolves the course's "torch>=2.2" names the pinned torch with it, so
+    # the resolver keeps it instead of fetching the default (CUDA) build
+    for line in course:
+        pinned = re.search(r'"torch==([\w.+]+)"', line)
+        assert pinned and pinned[1] == torch.__version__.split("+")[0] == "2.13.0", line
     # the pin can be changed on the command line, as the Makefile's header says
-    assert any('"torch==2.5.1"' in line for line in pip_installs("TORCH_VERSION=2.5.1"))
+    changed = [line for line in pip_installs("TORCH_VERSION=2.5.1") if "-e " in line]
+    assert changed and all('"torch==2.5.1"' in line for line in changed)
+    # uv (which installs them) comes first, from pip, at the pinned version
+    assert re.search(r'pip install --quiet "uv==\d+\.\d+\.\d+"', installs[0]), installs
 
 
 @pytest.mark.slow
