@@ -48,6 +48,8 @@ def _digits():
     if spec is None or not spec.submodule_search_locations:
         raise ModuleNotFoundError("the digits ship with scikit-learn: pip install scikit-learn")
     path = Path(spec.submodule_search_locations[0]) / "datasets" / "data" / "digits.csv.gz"
+    if not path.is_file():  # a scikit-learn that keeps its digits elsewhere
+        raise FileNotFoundError(f"no {path}: install a scikit-learn 1.x, which ships it")
     table = np.loadtxt(path, delimiter=",")
     pixels, labels = table[:, :-1], table[:, -1].astype(np.int64)
     pixels.flags.writeable = labels.flags.writeable = False
