@@ -209,15 +209,19 @@ def _grading_memory(process: subprocess.Popen, peaks: dict, stop: threading.Even
     are left out. USS counts the pages a process does not share with its parent.
     """
     top = psutil.Process(process.pid)
+    name = top.name()
     while not stop.wait(0.2):
         try:
-            graders = [p for p in top.children(recursive=True) if p.name() == top.name()]
-        except psutil.NoSuchProcess:
+            children = top.children(recursive=True)
+        except psutil.NoSuchProcess:  # the class is graded
             return
-        for grader in graders:
+        for child in children:
+            # a child may end between the listing and the reading (sandboxes come and go all
+            # the time): skip it, and go on sampling the others
             try:
-                peaks[grader.pid] = max(peaks.get(grader.pid, 0), grader.memory_full_info().uss)
-            except psutil.Error:  # it ended meanwhile
+                if child.name() == name:
+                    peaks[child.pid] = max(peaks.get(child.pid, 0), child.memory_full_info().uss)
+            except psutil.Error:
                 continue
 
 
