@@ -53,10 +53,11 @@ def test_each_lesson_starts_with_the_setup_cell(path):
     assert "".join(first_code["source"]) == setup_cell_for(path.name)
 
 
-def pip_installs(*make_args: str) -> list[str]:
-    """The package installs `make install` would run on a fresh clone (a dry run), in order."""
+def pip_installs(target: str = "install", *make_args: str) -> list[str]:
+    """The installs `make TARGET` would run on a fresh clone (a dry run, with a venv that does
+    not exist), in order: pip installing uv, then uv installing the packages."""
     dry_run = subprocess.run(
-        ["make", "-n", "-B", "install", *make_args],
+        ["make", "-n", target, "VENV=.venv-that-does-not-exist", *make_args],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -77,10 +78,20 @@ def test_make_installs_the_torch_of_this_venv_with_the_course():
         pinned = re.search(r'"torch==([\w.+]+)"', line)
         assert pinned and pinned[1] == torch.__version__.split("+")[0] == "2.13.0", line
     # the pin can be changed on the command line, as the Makefile's header says
-    changed = [line for line in pip_installs("TORCH_VERSION=2.5.1") if "-e " in line]
+    changed = [line for line in pip_installs("install", "TORCH_VERSION=2.5.1") if "-e " in line]
     assert changed and all('"torch==2.5.1"' in line for line in changed)
     # uv (which installs them) comes first, from pip, at the pinned version
     assert re.search(r'pip install --quiet "uv==\d+\.\d+\.\d+"', installs[0]), installs
+
+
+def test_make_lab_installs_the_students_part_and_make_install_the_rest():
+    lab = pip_installs("lab")
+    assert lab[-1].endswith(' -e ".[lab,frameworks]"'), lab
+    assert not [line for line in lab if "quizzes" in line or "dev" in line or "site" in line]
+    everything = pip_installs("install")
+    assert everything[: len(lab)] == lab  # the student's part first, then the rest
+    assert everything[-1].endswith('-e ".[lab,dev,frameworks,site]" -e "./quizzes[test]"')
+    assert pip_installs("test")[-1] == everything[-1]
 
 
 @pytest.mark.slow

@@ -91,26 +91,3 @@ def test_the_instructors_tests_run_from_a_copy_of_quizzes_alone(tmp_path):
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert " passed" in done.stdout and "error" not in done.stdout.splitlines()[-1]
     assert not (copy / "tools").exists() and not (copy / "tests").exists()
-
-
-def _make_dry_run(target: str) -> list[str]:
-    """The installs `make TARGET` would run on a fresh clone (a venv that does not exist): pip
-    installing uv, then uv installing the packages."""
-    done = subprocess.run(
-        ["make", "-n", target, "VENV=.venv-that-does-not-exist"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return [line for line in done.stdout.splitlines() if " pip install " in line]
-
-
-def test_make_lab_installs_the_students_part_and_make_install_the_rest():
-    lab = _make_dry_run("lab")
-    assert lab[-1].endswith(' -e ".[lab,frameworks]"'), lab
-    assert not [line for line in lab if "quizzes" in line or "dev" in line or "site" in line]
-    everything = _make_dry_run("install")
-    assert everything[: len(lab)] == lab  # the student's part first, then the rest
-    assert everything[-1].endswith('-e ".[lab,dev,frameworks,site]" -e "./quizzes[test]"')
-    assert _make_dry_run("test")[-1] == everything[-1]
