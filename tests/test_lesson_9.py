@@ -93,8 +93,8 @@ def test_small_versions_trained_here_match_their_plans(value):
     # which the planner counts on the CPU (planning/cpu_kernels.py)
     assert lm_predicted[1] == pytest.approx(lm_measured[1], rel=0.01)
     assert unet_predicted[0] == unet_measured[0]
-    # within 1 %: the columns of the slow convolution path (a micro-batch of 1) are counted;
-    # what is left is oneDNN's reorders (tests/test_planning.py: -0.6 % at most)
+    # within 1 %: the columns of PyTorch's slow convolution path (a CPU plan and measurement
+    # run with oneDNN off) are counted (tests/test_planning.py: -0.6 % at most)
     assert unet_predicted[1] == pytest.approx(unet_measured[1], rel=0.01)
 
 

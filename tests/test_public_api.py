@@ -141,6 +141,7 @@ NO_ARGUMENTS = {  # nothing a learner could pass wrongly
     "quiz.attempts.is_question",  # a predicate: any object is a fair question to it
     "quiz.glossary.markdown",
     "planning.cli.main",  # a command: argparse and exit code 2 answer bad input (test_planning)
+    "planning.cpu_kernels.without_onednn",
     "demos.distributed.workers.counting_collectives",
 }
 
@@ -885,6 +886,11 @@ BN = bn_model()  # every call below that takes a model gets this one, in train m
 LOOP_EXTRAS = {"clip_per_micro_batch_loop": (1.0,), "clip_once_loop": (1.0,)}
 
 
+def run_inside(context_manager) -> None:
+    with context_manager:
+        pass
+
+
 def with_scheduler(loop):
     model = plain()
     optimizer = sgd(model)
@@ -909,6 +915,7 @@ CALLS = {
         "m", 8, 2**30, 2, 4, 2**29, "backward", {}, 2**28, 2**31,
         ((1, 2**28), (2, 2**29), (8, 2**31)), (), "a test")),
     "planning.cpu_kernels.knows": lambda: cpu_kernels.knows(torch.ops.aten.add.Tensor),
+    "planning.cpu_kernels.without_onednn": lambda: run_inside(cpu_kernels.without_onednn()),
     "planning.cpu_kernels.workspace_bytes": lambda: cpu_kernels.workspace_bytes(
         torch.ops.aten.add.Tensor, (X, X.bfloat16()), {}
     ),
@@ -1195,6 +1202,7 @@ def global_state() -> dict:
         "numpy random stream": np.random.get_state()[1].copy(),
         "python random stream": random.getstate(),
         "torch threads": torch.get_num_threads(),
+        "oneDNN on": torch.backends.mkldnn.enabled,
         "BatchNorm buffers": [b.clone() for b in BN.buffers()],
         "BatchNorm train mode": BN.training,
     }  # fmt: skip

@@ -25,6 +25,7 @@ from gradacc_lessons.device import pick_device, seeded
 from gradacc_lessons.display import Table
 from gradacc_lessons.memory import format_bytes, measure_phase_peaks, measure_training_memory
 from gradacc_lessons.planner import _micro_batch_sizes
+from gradacc_lessons.planning.cpu_kernels import without_onednn
 from gradacc_lessons.planning.fake_step import PARTS
 from gradacc_lessons.planning.predict import Peak, PeakModel, traced_peak
 from gradacc_lessons.planning.presets import GiB, budget_bytes
@@ -248,7 +249,11 @@ class _Search:
 
 
 def measured_peak(setup: TrainingSetup, micro_batch_size: int, accumulation_steps: int) -> Peak:
-    """The peak of a window measured for real on the device here (the course's measurement)."""
+    """The peak of a window measured for real on the device here (the course's measurement).
+
+    On the CPU, with PyTorch's own kernels: oneDNN's buffers depend on the CPU, and a
+    trace with `allocator="cpu"` counts PyTorch's (`cpu_kernels.without_onednn`).
+    """
     if not isinstance(setup, TrainingSetup):
         raise ValueError(f"setup must be a TrainingSetup, got {setup!r}")
     size = as_count("micro_batch_size", micro_batch_size)
@@ -260,12 +265,13 @@ def measured_peak(setup: TrainingSetup, micro_batch_size: int, accumulation_step
         model = _Autocast(model, device.type, setup.autocast_dtype)
     optimizer = setup.optimizer_for(model)
     inputs, targets = (t.to(device) for t in setup.batch(size * accumulation_steps))
-    report = measure_training_memory(
-        model, optimizer, setup.loss_fn, inputs, targets, accumulation_steps
-    )
-    phases = measure_phase_peaks(
-        model, optimizer, setup.loss_fn, inputs, targets, accumulation_steps
-    )
+    with without_onednn():
+        report = measure_training_memory(
+            model, optimizer, setup.loss_fn, inputs, targets, accumulation_steps
+        )
+        phases = measure_phase_peaks(
+            model, optimizer, setup.loss_fn, inputs, targets, accumulation_steps
+        )
     highest = max(phases, key=lambda phase: phase.peak_bytes)
     return Peak(
         peak_bytes=report.peak_bytes,

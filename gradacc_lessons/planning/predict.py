@@ -14,9 +14,11 @@ trace (tests/test_planning.py):
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from dataclasses import dataclass
 
+from gradacc_lessons.planning.cpu_kernels import without_onednn
 from gradacc_lessons.planning.fake_step import PARTS, StepTrace, fake_step
 from gradacc_lessons.planning.setup import TrainingSetup
 
@@ -45,13 +47,16 @@ def trace(
     """One fake-tensor trace of a window of `accumulation_steps` micro-batches.
 
     `cache`: a dict that keeps the traces already made (a plan asks for some twice).
+    `allocator="cpu"` traces the kernels a CPU measurement runs: PyTorch's own, with
+    oneDNN off (`cpu_kernels.without_onednn`).
     """
     _check(setup, allocator)
     key = (repr(setup), micro_batch_size, accumulation_steps, allocator)
     if cache is not None and key in cache:
         return cache[key]
     round_to = CUDA_BLOCK if allocator == "cuda" else 1
-    with setup.tracing():
+    kernels = without_onednn() if allocator == "cpu" else contextlib.nullcontext()
+    with setup.tracing(), kernels:
         step = fake_step(
             setup.build_model,
             setup.optimizer_for,
