@@ -31,12 +31,16 @@ import zmq.asyncio
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.manager import AsyncKernelManager
+from nbclient.exceptions import DeadKernelError
 from traitlets import Integer, List, Type, Unicode
 
 from gradacc_grader.folders import remove_tree
 from gradacc_grader.interrupts import KillUnheededInterrupts
 from gradacc_grader.sandbox import PYTHON, Limits, Sandbox, SandboxError, give_to_sandbox
 
+# seconds a dropped connection waits to see the kernel end: its sandbox (bwrap) ends a
+# moment after the kernel; a kernel that only sent too large a message goes on running
+ENDING_SECONDS = 2.0
 KEPT = 2000  # characters of an error or a result kept once a cell is past its limit
 SOCKETS_TIMEOUT = 120.0  # seconds a starting kernel has to make its sockets (a loaded machine)
 # kernel messages that carry output (the rest: status, execute_input, ... pass untouched)
@@ -168,6 +172,7 @@ class CappedChannel(AsyncZMQSocketChannel):
         super().__init__(socket, session, loop)
         self.budget = OutputBudget(self.limits)
         self.monitor = socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self.kernel = None  # the kernel's manager (CappedKernelClient sets it), or None
 
     async def get_msg(self, timeout: float | None = None) -> dict:
         """The next message (capped); Empty after `timeout`; OutputRefusedError if cut off."""
@@ -178,11 +183,26 @@ class CappedChannel(AsyncZMQSocketChannel):
         if self.socket in ready:
             return await self._recv()
         if self.monitor in ready:
+            # A kernel that ends (killed for an ignored interrupt, or out of CPU time) drops
+            # the connection too: that is a death, not a refused message.
+            if await self._kernel_ended():
+                raise DeadKernelError("Kernel died")
             raise OutputRefusedError(
                 f"the kernel sent a message of more than {_size(self.limits.message_bytes)} "
                 "(its output is refused, and the notebook not graded)"
             )
         raise Empty
+
+    async def _kernel_ended(self) -> bool:
+        """Has the kernel ended? Its sandbox may take a moment to end after it."""
+        if self.kernel is None:
+            return False
+        deadline = time.monotonic() + ENDING_SECONDS
+        while await self.kernel.is_alive():
+            if time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(0.05)
+        return True
 
     async def _recv(self, **kwargs) -> dict:
         frames = await self.socket.recv_multipart(**kwargs)
@@ -203,6 +223,13 @@ class CappedKernelClient(AsyncKernelClient):
     """A kernel client whose sockets refuse huge messages and whose iopub output is capped."""
 
     iopub_channel_class = Type(CappedChannel)
+
+    @property
+    def iopub_channel(self) -> CappedChannel:
+        channel = super().iopub_channel
+        if isinstance(self.parent, AsyncKernelManager):  # it made this client (its .client())
+            channel.kernel = self.parent
+        return channel
 
     def _context_default(self) -> zmq.asyncio.Context:
         context = super()._context_default()  # this client's own, destroyed with it

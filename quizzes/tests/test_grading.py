@@ -545,6 +545,10 @@ def test_the_run_completes_and_prints_every_student(graded):
         assert any(line.startswith(student + " ") for line in table), done.stdout
     failed = {line.split()[0] for line in table if "failed" in line}
     assert failed == {"killer", "hanger", "corrupt"}, done.stdout
+    # the hanger's kernel, killed for ignoring the timeout's interrupt, is reported as dead
+    # (its dropped connection once read as a message over the size limit)
+    hanger = next(line for line in table if line.startswith("hanger "))
+    assert "Kernel died" in hanger, hanger
 
 
 def test_every_student_gets_exactly_what_they_earned(graded):
