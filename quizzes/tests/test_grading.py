@@ -49,7 +49,11 @@ BIN = Path(sys.executable).parent
 ASSIGNMENT = "gradacc_faq"
 AUTOGRADED = 8.0  # five questions of 1 point and the loop exercise of 3; 2 more by hand
 LOOP = "faq3_loop"  # the loop exercise's cells: faq3_loop_answer, faq3_loop_test
-GRADE = [str(BIN / "gradacc-grade"), "--cpu-seconds", "60", "--memory-mb", "2048"]
+# The CPU limit is above the cell timeout (60 s, in the class below) and the kernel's start:
+# the bomb's spinning cell must be stopped by the timeout, so that its other cells keep their
+# points. At 60 s, on a core of its own, the CPU limit killed its kernel first, and the
+# student got "Kernel died" and 0 instead of 4.
+GRADE = [str(BIN / "gradacc-grade"), "--cpu-seconds", "120", "--memory-mb", "2048"]
 SECRET = "INSTRUCTOR-ONLY 7f3a9c"  # the content of a file only the instructor may read
 
 
@@ -422,7 +426,9 @@ def submissions(course: Path, port: int) -> dict:
         "forger": (forger, 3.0),
         "bomb": (bomb, 4.0),  # FAQ 1 and the loop
         "killer": (add_cell_after(honest(), "faq2_test", KILL), 0.0),
-        "hanger": (add_cell_after(honest(), "faq2_test", HANG), 0.0),
+        # "a_": graded first (gradacc-grade takes students in alphabetical order): its wait
+        # is the class's longest, and the other job grades the rest meanwhile
+        "a_hanger": (add_cell_after(honest(), "faq2_test", HANG), 0.0),
         "corrupt": (b'{"cells": [ this is not a notebook', 0.0),
         "userns": (add_cell_after(honest(), "setup", USERNS), AUTOGRADED),
         "shadow": (honest(), AUTOGRADED),  # and a torch.py beside the notebook
@@ -513,7 +519,7 @@ def graded(tmp_path_factory, listener, built_faq):
         expected[student] = points
     # The course's 30 s per cell and 15 s for a cell's last output fail honest notebooks on a
     # machine loaded ten times over (a shared 2-core test machine: the setup cell's torch import
-    # alone took over 30 s); the hanger still ends in about 2.5 minutes, well before --timeout.
+    # alone took over 30 s); the hanger still ends in about 1.5 minutes, well before --timeout.
     with (course / "nbgrader_config.py").open("a", encoding="utf-8") as config:
         config.write("c.Execute.timeout = 60\nc.Execute.iopub_timeout = 60\n")
     before = {p.relative_to(course) for p in course.rglob("*")}
@@ -538,16 +544,16 @@ def graded(tmp_path_factory, listener, built_faq):
 
 def test_the_run_completes_and_prints_every_student(graded):
     done = graded["run"]
-    # exit 1: some submissions failed (killer, hanger, corrupt) or were refused
+    # exit 1: some submissions failed (killer, a_hanger, corrupt) or were refused
     assert done.returncode == 1, done.stdout + done.stderr
     table = done.stdout.splitlines()
     for student in graded["expected"]:
         assert any(line.startswith(student + " ") for line in table), done.stdout
     failed = {line.split()[0] for line in table if "failed" in line}
-    assert failed == {"killer", "hanger", "corrupt"}, done.stdout
+    assert failed == {"killer", "a_hanger", "corrupt"}, done.stdout
     # the hanger's kernel, killed for ignoring the timeout's interrupt, is reported as dead
     # (its dropped connection once read as a message over the size limit)
-    hanger = next(line for line in table if line.startswith("hanger "))
+    hanger = next(line for line in table if line.startswith("a_hanger "))
     assert "Kernel died" in hanger, hanger
 
 
