@@ -572,18 +572,24 @@ def test_honest_student_gets_full_marks_in_the_sandbox(graded):
 
 
 def _outputs(course: Path, student: str) -> str:
-    """Everything the autograded notebook's code cells printed or raised, as text."""
+    """Everything the autograded notebook's code cells printed or raised, as text.
+
+    A cell's outputs are joined as a reader sees them: one print can reach the notebook as
+    two stream outputs ("FORKS" and " 53 BlockingIOError", from a kernel busy forking).
+    """
     nb = nbformat.read(course / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
-    texts = []
+    cells = []
     for cell in nb.cells:
+        texts = []
         for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
             if output.output_type == "stream":
                 texts.append(output.text)
             elif output.output_type == "error":
-                texts.append(f"{output.ename}: {output.evalue}")
+                texts.append(f"{output.ename}: {output.evalue}\n")
             else:
-                texts.append(json.dumps(output.get("data", {})))
-    return "\n".join(texts)
+                texts.append(json.dumps(output.get("data", {})) + "\n")
+        cells.append("".join(texts))
+    return "\n".join(cells)
 
 
 def _snoop_report(course: Path) -> dict:

@@ -326,8 +326,11 @@ def test_a_flood_fails_that_student_alone_and_the_grader_stays_small(graded):
 
 def _outputs(course: Path, student: str) -> str:
     nb = nbformat.read(course / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", 4)
+    # a cell's streams joined as a reader sees them: one print can come as two stream outputs
     return "\n".join(
-        o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+        "".join(o.get("text", "") for o in c.get("outputs", []))
+        for c in nb.cells
+        if c.cell_type == "code"
     )
 
 
