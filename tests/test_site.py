@@ -172,6 +172,20 @@ def visit(browser, base_url):
         page.close()
 
 
+@pytest.fixture(scope="module", params=list(LESSONS))
+def lesson(request, browser, base_url) -> tuple[str, Visit]:
+    """A lesson's page, opened once for every test below that reads it.
+
+    Module-scoped and parametrized: pytest runs the tests that take it lesson by lesson, in the
+    order they are written, so the first (`test_the_lesson_reads_offline`) sees the page as it
+    loaded, and each later one finds what it checks untouched by the others' clicks (each opens
+    a different kind of block). A page opened per test took about 35 s more of the run.
+    """
+    page = Visit(browser, base_url, request.param, until="networkidle")
+    yield request.param, page
+    page.close()
+
+
 def _pages(folder: Path) -> set[str]:
     return {
         path.relative_to(folder).as_posix()
@@ -189,11 +203,19 @@ def test_the_site_has_every_page_and_only_those(site):
     assert '<html lang="yo"' in (site / "yo" / "index.html").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("page_path", PAGES)
+@pytest.mark.parametrize("page_path", [page for page in PAGES if page not in LESSONS])
 def test_the_page_reads_offline(visit, page_path):
-    page = visit(page_path, until="networkidle")
+    _reads_offline(visit(page_path, until="networkidle"), page_path)
+
+
+def test_the_lesson_reads_offline(lesson):
+    _reads_offline(lesson[1], lesson[0])
+
+
+def _reads_offline(page: Visit, page_path: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.page.screenshot(path=ARTIFACTS / f"{page_path.replace('/', '_')}.png", full_page=True)
+    # the page's first screen: a whole lesson page (up to 25,000 px high) took a second or more
+    page.page.screenshot(path=ARTIFACTS / f"{page_path.replace('/', '_')}.png")
     assert page.outside == [], f"{page_path} asked other hosts: {page.outside}"
     assert page.errors == [], f"{page_path}: {page.errors}"
     assert page.page.evaluate(EMPTY_OUTPUTS) == [], f"{page_path}: empty output areas"
@@ -205,9 +227,8 @@ def test_the_page_reads_offline(visit, page_path):
     )
 
 
-@pytest.mark.parametrize("page_path", LESSONS)
-def test_a_lesson_has_launch_buttons_and_its_setup_cell_folded(visit, page_path):
-    page = visit(page_path).page
+def test_a_lesson_has_launch_buttons_and_its_setup_cell_folded(lesson):
+    page_path, page = lesson[0], lesson[1].page
     notebook = LESSONS[page_path].relative_to(ROOT).as_posix()
     repository = course_repository()
     for url in (repository.colab_url(notebook), repository.binder_url(notebook)):
@@ -217,11 +238,15 @@ def test_a_lesson_has_launch_buttons_and_its_setup_cell_folded(visit, page_path)
     assert not setup.locator(".cell_input").is_visible()
     setup.locator("summary").click()
     assert "make_repeatable" in setup.locator(".cell_input").inner_text()
+    # the button that opens the two links says what it does
+    button = page.locator(".dropdown-launch-buttons > button")
+    assert button.count() == 1
+    assert button.get_attribute("aria-label") == "Run this lesson on Colab or Binder"
+    assert button.inner_text().strip() == "Run this lesson" and button.is_visible()
 
 
-@pytest.mark.parametrize("page_path", LESSONS)
-def test_quiz_hints_and_answers_stay_folded_until_opened(visit, page_path):
-    page = visit(page_path).page
+def test_quiz_hints_and_answers_stay_folded_until_opened(lesson):
+    page_path, page = lesson[0], lesson[1].page
     folded = page.locator(".cell_output details")
     if "self_check(" in LESSONS[page_path].read_text():
         assert folded.count() > 0, f"{page_path}: a quiz without folded answers"
@@ -235,9 +260,8 @@ def test_quiz_hints_and_answers_stay_folded_until_opened(visit, page_path):
         assert "".join(folded_part.all_inner_texts()).strip(), "an empty answer block"
 
 
-@pytest.mark.parametrize("page_path", LESSONS)
-def test_each_explorer_shows_its_snapshot(visit, page_path):
-    page = visit(page_path).page
+def test_each_explorer_shows_its_snapshot(lesson):
+    page_path, page = lesson[0], lesson[1].page
     calls = len(EXPLORER_CALL.findall(LESSONS[page_path].read_text()))
     snapshots = page.locator(".cell_output .gradacc-explorer-static")
     assert snapshots.count() == calls, f"{page_path}: {calls} explorers, {snapshots.count()} shown"
@@ -250,32 +274,38 @@ def test_each_explorer_shows_its_snapshot(visit, page_path):
         assert figure.count() == 1 and figure.evaluate("i => i.naturalWidth") > 100
 
 
-@pytest.mark.parametrize("width", [1280, 390])  # a laptop, a phone
-@pytest.mark.parametrize("page_path", [*LESSONS, "index.html"])
+# a phone's width for each lesson; the front page on a phone and a laptop (a lesson on a laptop
+# is checked on its shared page, below)
+@pytest.mark.parametrize(
+    "page_path, width",
+    [*((page, 390) for page in LESSONS), ("index.html", 390), ("index.html", 1280)],
+)
 def test_nothing_is_cut_off_wide_outputs_and_tables_scroll(browser, base_url, page_path, width):
     context = browser.new_context(viewport={"width": width, "height": 900})
     try:
         page = context.new_page()
-        page.goto(base_url + page_path, wait_until="networkidle")
-        page.evaluate("() => window.MathJax?.startup?.promise")
-        assert page.evaluate(CUT_OFF) == [], f"{page_path} at {width} px: cut off"
-        # and a wide output does scroll inside its own box, within the column
-        column = page.locator(".bd-article").bounding_box()
-        for box in page.locator(".cell_output .output").all():
-            bounds = box.bounding_box()
-            if bounds:
-                assert bounds["x"] + bounds["width"] <= column["x"] + column["width"] + 1
+        page.goto(base_url + page_path, wait_until="load")  # its images, styles and scripts
+        page.evaluate("() => document.fonts.ready.then(() => window.MathJax?.startup?.promise)")
+        _nothing_is_cut_off(page, f"{page_path} at {width} px")
     finally:
         context.close()
 
 
-@pytest.mark.parametrize(
-    "page_path", [p for p, path in LESSONS.items() if GUESS_FIRST in path.read_text()]
-)
-def test_an_answer_to_guess_stays_folded_until_opened(visit, page_path):
-    page = visit(page_path).page
+def _nothing_is_cut_off(page, where: str) -> None:
+    assert page.evaluate(CUT_OFF) == [], f"{where}: cut off"
+    # and a wide output does scroll inside its own box, within the column
+    column = page.locator(".bd-article").bounding_box()
+    for box in page.locator(".cell_output .output").all():
+        bounds = box.bounding_box()
+        if bounds:
+            assert bounds["x"] + bounds["width"] <= column["x"] + column["width"] + 1, where
+
+
+def test_an_answer_to_guess_stays_folded_until_opened(lesson):
+    page_path, page = lesson[0], lesson[1].page
     asks = page.locator("p", has_text=GUESS_FIRST)
-    assert asks.count() >= 1
+    # as many questions on the page as the lesson asks (none in most lessons)
+    assert asks.count() == LESSONS[page_path].read_text().count(GUESS_FIRST)
     for index in range(asks.count()):
         # the cell right after the question: its code shows, its output waits behind a button
         cell = asks.nth(index).locator("xpath=following::div[contains(@class, 'cell ')][1]")
@@ -286,12 +316,9 @@ def test_an_answer_to_guess_stays_folded_until_opened(visit, page_path):
         assert output.is_visible() and output.inner_text().strip()
 
 
-@pytest.mark.parametrize("page_path", LESSONS)
-def test_the_launch_button_says_what_it_does(visit, page_path):
-    button = visit(page_path).page.locator(".dropdown-launch-buttons > button")
-    assert button.count() == 1
-    assert button.get_attribute("aria-label") == "Run this lesson on Colab or Binder"
-    assert button.inner_text().strip() == "Run this lesson" and button.is_visible()
+def test_nothing_is_cut_off_on_a_laptop(lesson):
+    """At 1280 px, with every block the tests above opened: the setup cell, hints, answers."""
+    _nothing_is_cut_off(lesson[1].page, f"{lesson[0]} at 1280 px")
 
 
 def test_the_launch_button_speaks_the_editions_language(visit):

@@ -38,9 +38,10 @@ BIN = Path(sys.executable).parent
 ASSIGNMENT = "gradacc_faq"
 AUTOGRADED = 8.0  # five questions of 1 point and the loop exercise of 3
 FLOOD_MIB = 1024
-# 40 s of CPU per kernel: several times what an honest notebook of this class takes, and less
-# than the patient student's sleeps below add up to.
-GRADE = [str(BIN / "gradacc-grade"), "--cpu-seconds", "40", "--memory-mb", "2048"]
+# 20 s of CPU per kernel: more than five times what an honest notebook of this class takes (this
+# class passed with 4 s on the 2026 test machine), and less than the patient student's sleeps
+# below add up to.
+GRADE = [str(BIN / "gradacc-grade"), "--cpu-seconds", "20", "--memory-mb", "2048"]
 
 FLOOD = f"""
 import sys
@@ -95,9 +96,9 @@ DISK_REPORT = """
 print("DISK", json.dumps(found))
 assert found["work"][0] <= BOUND, "the working folder is not bounded"
 """.replace("BOUND", str(Limits.tmpfs_bytes >> 20))
-# Experiments of 15 s each, every one within the class's limit per cell (120 s): 45 s in
-# all, more than the --cpu-seconds (40) that once bounded the re-check's harness in time.
-PATIENT = "import time\ntime.sleep(15)  # a try by hand"
+# Experiments of 8 s each, every one within the class's limit per cell (120 s): 24 s in all,
+# more than the --cpu-seconds (20) that once bounded the re-check's harness in time.
+PATIENT = "import time\ntime.sleep(8)  # a try by hand"
 
 
 def _env() -> dict:
@@ -194,7 +195,7 @@ def class_of(course: Path, fill_disk: str) -> dict:
         "killer": (with_cell(honest(), KILL, after="faq2_test"), 0.0, "failed"),
         "disk_filler": (with_loop_prefix(honest(), fill_disk + DISK_REPORT), AUTOGRADED, "graded"),
         # "a_": graded first (gradacc-grade takes students in alphabetical order): its sleeps
-        # are the class's longest wait (twice 45 s: the kernel, then the harness's re-run),
+        # are the class's longest wait (twice 24 s: the kernel, then the harness's re-run),
         # and the other job slot grades the rest meanwhile
         "a_patient": (
             with_cell(with_cell(with_cell(honest(), PATIENT), PATIENT), PATIENT),

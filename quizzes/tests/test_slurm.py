@@ -57,11 +57,15 @@ def grade(course: Path, *args: str):
 
 
 def written(course: Path, student: str):
-    """(manual score, needs a hand grade) of the written answer, as the gradebook holds it."""
-    from nbgrader.api import Gradebook
+    """(manual score, needs a hand grade) of the written answer, as the gradebook holds it;
+    None before the student's grades are merged into the course."""
+    from nbgrader.api import Gradebook, MissingEntry
 
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        cell = gradebook.find_grade(WRITTEN, ASSIGNMENT, ASSIGNMENT, student)
+        try:
+            cell = gradebook.find_grade(WRITTEN, ASSIGNMENT, ASSIGNMENT, student)
+        except MissingEntry:
+            return None
         return cell.manual_score, cell.needs_manual_grade
 
 
@@ -118,11 +122,14 @@ def test_an_array_graded_class_merges_and_keeps_hand_grades_through_a_regrade(co
         assert done.returncode == 0, done.stdout + done.stderr
     results = course.parent / "results"
     assert sorted(p.parent.name for p in results.glob("*/outcome.json")) == CLASS
+    # graded apart, nothing is in the course yet: no grade, no autograded notebook
+    assert written(course, "sample-honest") is None and not (course / "autograded").exists()
     done = grade(course, "--merge", str(results))
     assert done.returncode == 0, done.stdout + done.stderr
     students = [line.split()[0] for line in done.stdout.splitlines()[1:] if line[:1] != " "]
     assert students == CLASS  # (indented lines under a student say why points were lost)
     assert written(course, "sample-honest") == (None, True)  # waits for the instructor
+    assert (course / "autograded" / "sample-honest" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
 
     hand_grade(course, "sample-honest", 2.0)
     assert task(course, "2").returncode == 0  # sample-honest graded again, the same answer
