@@ -272,7 +272,7 @@ def test_the_harness_may_take_the_students_time_left_not_the_cpu_limit(course):
 
 @pytest.mark.slow  # it spends its CPU limit
 def test_a_loop_that_computes_forever_is_stopped_by_the_cpu_limit(course):
-    """RLIMIT_CPU ends a loop that no timeout has reached yet (jail.py's SIGXCPU)."""
+    """RLIMIT_CPU (set by jail.py) kills a loop that no timeout has reached yet."""
     import time
 
     started = time.monotonic()

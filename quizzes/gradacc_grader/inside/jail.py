@@ -17,7 +17,8 @@ import resource
 import sys
 
 LIMITS = {
-    # CPU seconds: SIGXCPU (kills the kernel) once spent, even if SIGINT is ignored.
+    # CPU seconds: once spent, SIGKILL (soft and hard limit are the same, and Linux sends
+    # SIGKILL at the hard one), even if SIGINT is ignored.
     "cpu": resource.RLIMIT_CPU,
     # Address space: a memory hog gets MemoryError instead of the machine's RAM.
     "memory": resource.RLIMIT_AS,
