@@ -13,6 +13,31 @@ import pytest
 sys.modules.setdefault("rfc3987_syntax", None)
 
 
+# tests/test_quizzes_alone.py runs quizzes/tests' fast tests from a copy of quizzes/ alone (which
+# shows the instructor's package needs nothing else of this repository). A run that includes it
+# leaves those tests out here, so that each runs once: about 30 s of CPU in make test.
+QUIZZES_ALONE = (
+    "tests/test_quizzes_alone.py::test_the_instructors_tests_run_from_a_copy_of_quizzes_alone"
+)
+
+
+@pytest.hookimpl(trylast=True)  # after -k and -m have chosen
+def pytest_collection_modifyitems(config, items):
+    if not any(item.nodeid == QUIZZES_ALONE for item in items):
+        return
+    twice = [item for item in items if _runs_in_the_copy(item)]
+    if twice:
+        config.hook.pytest_deselected(items=twice)
+        items[:] = [item for item in items if not _runs_in_the_copy(item)]
+
+
+def _runs_in_the_copy(item) -> bool:
+    # the copy's selection: quizzes/tests -m "not slow and not browser"
+    return item.nodeid.startswith("quizzes/tests/") and not any(
+        item.get_closest_marker(name) for name in ("slow", "browser")
+    )
+
+
 def pytest_collection_finish(session):
     # Collection imported torch, nbgrader, matplotlib...: millions of objects that live as
     # long as the process. Frozen, the garbage collector stops walking them at each of its

@@ -77,8 +77,9 @@ def test_the_instructors_tests_run_from_a_copy_of_quizzes_alone(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     # Every test module is imported (collected), so none may import tools/ or tests/; the fast
-    # tests run. The slow ones (classes graded, sandboxes waiting on timeouts) run in the whole
-    # run, from the repository: here they would double the cost of this check.
+    # tests run, and only here when this test is in the run (../conftest.py leaves them out of
+    # it). The slow ones (classes graded, sandboxes waiting on timeouts) run in the whole run,
+    # from the repository: here they would double the cost of this check.
     command = [sys.executable, "-m", "pytest", "quizzes/tests", "-m", "not slow and not browser"]
     done = subprocess.run(
         [*command, "-q", "-p", "no:cacheprovider"],

@@ -13,7 +13,6 @@ while students have submitted it is left alone (nbgrader could no longer grade t
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import sys
@@ -127,6 +126,8 @@ def generate(course: Path, names: list[str], langs: dict[str, str] | None = None
     from traitlets.config.loader import PyFileConfigLoader
 
     first = not (course / "gradebook.db").exists()
+    if first:
+        new_gradebook(course / "gradebook.db")
     for name in names:
         config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
         config.CourseDirectory.root = str(course)
@@ -135,23 +136,40 @@ def generate(course: Path, names: list[str], langs: dict[str, str] | None = None
             config.ClearSolutions.code_stub = {"python": TEXT[lang]["code_stub"]}
             config.ClearSolutions.text_stub = TEXT[lang]["text_stub"]
         api = NbGraderAPI(coursedir=CourseDirectory(config=config), config=config)
-        with _venv_on_path():
-            result = api.generate_assignment(name, force=True)
+        result = api.generate_assignment(name, force=True)
         if not result["success"]:
             if first:  # a half-made new gradebook would block the next run
                 (course / "gradebook.db").unlink(missing_ok=True)
             raise RuntimeError(f"nbgrader could not generate {name}:\n{result['log'][-3000:]}")
 
 
-@contextlib.contextmanager
-def _venv_on_path():
-    # nbgrader runs the `alembic` executable when it creates the gradebook: this venv's first
-    before = os.environ.get("PATH", "")
-    os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{before}"
+def new_gradebook(path: Path) -> None:
+    """Create an empty gradebook at `path`, the one nbgrader's Gradebook creates, in this process.
+
+    nbgrader 0.9.6 (nbgrader/api.py: Gradebook.__init__ and get_alembic_version) creates its
+    tables, then runs `alembic heads` in a new process for the schema's revision, which it
+    writes into an `alembic_version` table: 2 s of CPU (a Python importing alembic and
+    SQLAlchemy) for one line. This reads the same revision from nbgrader's migrations with
+    alembic's API. quizzes/tests/test_build.py compares the result with nbgrader's own.
+    """
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+    from nbgrader.api import Base
+    from nbgrader.dbutil import ALEMBIC_DIR
+    from sqlalchemy import create_engine, text
+
+    migrations = Config()
+    migrations.set_main_option("script_location", ALEMBIC_DIR)
+    revision = ScriptDirectory.from_config(migrations).get_current_head()
+    engine = create_engine(f"sqlite:///{path}")
     try:
-        yield
+        Base.metadata.create_all(bind=engine)
+        with engine.begin() as db:
+            db.execute(text("CREATE TABLE alembic_version (version_num VARCHAR(32) NOT NULL);"))
+            insert = "INSERT INTO alembic_version (version_num) VALUES (:revision)"
+            db.execute(text(insert), {"revision": revision})
     finally:
-        os.environ["PATH"] = before
+        engine.dispose()
 
 
 def build_course(

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import sqlite3
 import stat
+import sys
 import warnings
+from contextlib import closing
+from pathlib import Path
 
 import nbformat
 import pytest
 from gradacc_grader.bank import ASSIGNMENTS
 from gradacc_grader.bank.faq import GUIDE
+from gradacc_grader.build import new_gradebook
 from gradacc_grader.guards import hidden_lines, without_hidden_tests
 from nbgrader.nbgraderformat import MetadataValidator
+
+BIN = Path(sys.executable).parent  # nbgrader runs this venv's `alembic`
 
 pytestmark = pytest.mark.slow
 NAMES = [a.name for a in ASSIGNMENTS]
@@ -55,6 +63,29 @@ def test_a_fresh_course_gets_a_secret_readable_by_its_owner_only(tmp_path, cli):
     assert len(secret.read_text().strip()) == 64
     assert (course / "nbgrader_config.py").is_file()
     assert (course / "release" / "lesson5_training" / "lesson5_training.ipynb").is_file()
+
+
+def _tables_and_revision(database) -> tuple[list, list]:
+    with closing(sqlite3.connect(database)) as db:
+        tables = db.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+        return tables, db.execute("SELECT version_num FROM alembic_version").fetchall()
+
+
+def test_the_new_gradebook_is_the_one_nbgrader_creates(tmp_path, monkeypatch):
+    from nbgrader.api import Gradebook
+
+    new_gradebook(tmp_path / "ours.db")
+    # nbgrader's own: its tables, and the revision a new `alembic heads` process prints
+    monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # SQLAlchemy's SAWarnings about nbgrader's models
+        with Gradebook(f"sqlite:///{tmp_path / 'nbgraders.db'}"):
+            pass
+    ours, nbgraders = (_tables_and_revision(tmp_path / n) for n in ("ours.db", "nbgraders.db"))
+    assert ours == nbgraders and len(ours[0]) > 10 and len(ours[1]) == 1, (ours, nbgraders)
+    with Gradebook(f"sqlite:///{tmp_path / 'ours.db'}") as gradebook:  # nbgrader opens it
+        gradebook.add_assignment("a")
+        assert [a.name for a in gradebook.assignments] == ["a"]
 
 
 def test_every_assignment_has_its_source_release_and_key(built):

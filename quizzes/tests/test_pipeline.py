@@ -1,5 +1,5 @@
 """The sample class through the whole pipeline, as an instructor runs it: gradacc-build,
-gradacc-grade, nbgrader generate_feedback and export.
+gradacc-grade, nbgrader generate_feedback and export, then gradacc-certify on the final.
 
 Honest, partly right, cheating and blank students (gradacc_grader.sample_class) are graded in
 the sandbox; each must end with exactly the points the sample class says they deserve, per
@@ -19,6 +19,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from gradacc_grader.bank import ASSIGNMENTS
+from gradacc_grader.certify import main as certify
 from gradacc_grader.guards import hidden_lines, without_hidden_tests
 from gradacc_grader.sample_class import EXPECTED_FILE
 
@@ -167,3 +168,56 @@ def test_the_export_has_every_question_and_an_lms_sheet(graded):
     honest = next(row for row in sheet if row[3] == "sample-honest")
     final = sheet[0].index(next(h for h in sheet[0] if h.startswith("gradacc_faq")))
     assert float(honest[final]) == 8.0  # the written answer's 2 points wait for the instructor
+
+
+def _grade_by_hand(course: Path, assignment: str, full_marks: set) -> list[str]:
+    """Score every answer waiting for hand grading, as formgrader does: full marks for the
+    students in `full_marks`, none for the others; who had answers waiting."""
+    from nbgrader.api import Gradebook
+
+    waiting = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+            for submission in gradebook.assignment_submissions(assignment):
+                for notebook in submission.notebooks:
+                    for grade in notebook.grades:
+                        if grade.needs_manual_grade:
+                            waiting.add(submission.student.id)
+                            full = submission.student.id in full_marks
+                            grade.manual_score = grade.max_score if full else 0.0
+                            grade.needs_manual_grade = False
+            gradebook.db.commit()
+    return sorted(waiting)
+
+
+def test_the_final_gives_a_certificate_to_the_honest_student_only(
+    graded, tmp_path, capsys, monkeypatch
+):
+    """The class's final, graded above, hand-graded, then issued and verified."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the registries verify saw
+    final = "gradacc_faq"
+    course = Path(shutil.copytree(graded["course"], tmp_path / "course"))  # others read it
+    settings = ["settings", "--course", str(course), "--course-title", "Gradient accumulation",
+                "--issuer", "A test school", "--verify-url", "https://example.org/verify/",
+                "--assignment-title", final, "the final exam"]  # fmt: skip
+    assert certify(settings) == 0
+    assert certify(["keygen", "--out", str(tmp_path / "keys")]) == 0
+    issue = ["issue", final, "--course", str(course), "--key", str(tmp_path / "keys/issuer.key"),
+             "--out", str(tmp_path / "out")]  # fmt: skip
+    capsys.readouterr()
+    assert certify(issue) == 1  # the written answers wait for the instructor
+    err = capsys.readouterr().err
+    assert "pending for" in err and "sample-honest" in err, err
+
+    assert "sample-honest" in _grade_by_hand(course, final, {"sample-honest"})
+    assert certify(issue) == 0, capsys.readouterr()
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["sample-honest"]
+    (path,) = (tmp_path / "out/sample-honest").glob("*.json")
+    capsys.readouterr()
+    verify = ["verify", str(path), "--public-key", str(tmp_path / "keys/issuer.pub"),
+              "--registry", str(course / "certificates.sqlite")]  # fmt: skip
+    assert certify(verify) == 0
+    assert f"assignment      {final}" in capsys.readouterr().out
+    facts = json.loads(path.read_text("utf-8"))["certificate"]
+    assert facts["score"] == facts["max_score"] > 0  # every point, the hand-graded ones too
