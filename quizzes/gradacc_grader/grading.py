@@ -1,9 +1,11 @@
 """gradacc-grade: autograde a class in a sandbox, then score outside it, where nothing is faked.
 
     gradacc-grade --course quizzes/course gradacc_faq [--jobs 2] [--student ID ...]
+    gradacc-grade --course quizzes/course lesson1_full_batch lesson2_loss_scaling --jobs 2
 
-Each student is graded in a process and a folder of their own (gradacc_grader.results),
-`--jobs` of them at a time:
+Several assignments are graded one after the other, each with its table, in one run (one
+sandbox self-test, and the grader's imports once). Each student is graded in a process and a
+folder of their own (gradacc_grader.results), `--jobs` of them at a time:
 
 0. A submission holding anything but regular files and folders (a link, a named pipe,
    a socket) is refused, each such entry named (gradacc_grader.submissions).
@@ -24,6 +26,9 @@ scores are set to 0, the rest of the class is graded.
 For a class spread over machines: `--results DIR` on each (for instance one
 `--student` per job of a job array) grades into DIR without touching the course;
 `--merge DIR` then merges them all. See quizzes/GRADING.md.
+
+Past 400 lines on purpose: the command reads top to bottom, from the checks of its options to
+the process each student is graded in and the table it prints.
 """
 
 from __future__ import annotations
@@ -80,9 +85,11 @@ def main_then_exit_now() -> None:
 
 def _grade(args) -> int:
     course = args.course.resolve()
-    problem = _check_course(course, args.assignment) or _check_students(
-        course, args.assignment, args.student or []
-    )
+    assignments = list(dict.fromkeys(args.assignment))  # each once, in the order given
+    problem = _check_one_assignment(args, assignments)
+    for assignment in assignments:
+        problem = problem or _check_course(course, assignment)
+        problem = problem or _check_students(course, assignment, args.student or [])
     if problem:
         print(f"gradacc-grade: {problem}", file=sys.stderr)
         return 2
@@ -95,27 +102,39 @@ def _grade(args) -> int:
         if not folders:
             print(f"gradacc-grade: {args.merge} holds no results to merge", file=sys.stderr)
             return 2
-        return _report([merge(course, args.assignment, folder) for folder in folders])
+        return _report([merge(course, assignments[0], folder) for folder in folders])
     sandbox = _sandbox(args, course)
     if sandbox is None:
         return 2
-    students = args.student or sorted(
-        p.parent.name for p in (course / "submitted").glob(f"*/{args.assignment}")
-    )
-    _preload(torch_too=len(students) > 1)
+    classes = {
+        assignment: args.student
+        or sorted(p.parent.name for p in (course / "submitted").glob(f"*/{assignment}"))
+        for assignment in assignments
+    }
+    _preload(torch_too=sum(map(len, classes.values())) > 1)
+    return _grade_classes(args, course, classes, sandbox)
+
+
+def _grade_classes(args, course: Path, classes: dict[str, list[str]], sandbox: Sandbox) -> int:
+    """Grade each assignment's students and print its table; the worst exit code."""
+    codes = []
     with tempfile.TemporaryDirectory(prefix="gradacc-grade-") as scratch:
-        results = args.results.resolve() if args.results else Path(scratch)
-        outcomes = grade_class(
-            course,
-            args.assignment,
-            students,
-            sandbox,
-            args.jobs,
-            args.timeout,
-            results,
-            merge_into_course=args.results is None,
-        )
-    return _report(outcomes)
+        for assignment, students in classes.items():
+            results = args.results.resolve() if args.results else Path(scratch) / assignment
+            outcomes = grade_class(
+                course,
+                assignment,
+                students,
+                sandbox,
+                args.jobs,
+                args.timeout,
+                results,
+                merge_into_course=args.results is None,
+            )
+            if len(classes) > 1:
+                print(f"{assignment}:")
+            codes.append(_report(outcomes))
+    return max(codes)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -123,7 +142,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="gradacc-grade", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     add = parser.add_argument
-    add("assignment", help="the assignment to grade, e.g. gradacc_faq")
+    add("assignment", nargs="+", help="the assignment(s) to grade, e.g. gradacc_faq")
     add("--course", type=Path, required=True, help="the nbgrader course folder")
     add("--jobs", type=_positive, default=1, help="students graded at the same time (cores)")
     add("--student", action="append", help="grade only this student (repeat for more)")
@@ -145,6 +164,16 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     return value
+
+
+def _check_one_assignment(args, assignments: list[str]) -> str | None:
+    """Why the options cannot take several assignments (None if they can)."""
+    if len(assignments) > 1 and (args.results or args.merge):
+        return (
+            f"--results and --merge take one assignment at a time (got {len(assignments)}: "
+            f"{' '.join(assignments)}): nothing graded"
+        )
+    return None
 
 
 def _check_course(course: Path, assignment: str) -> str | None:

@@ -1,15 +1,15 @@
 """No student can stop, slow or erase another: hostile submissions against the limits.
 
-One class is graded once (module fixture) with the guide's commands (`gradacc-build`
-with the tests' secret, `gradacc-grade --jobs 2`), while this test samples the memory
-of the grading processes: an honest student, and a student per way of stopping or
-slowing the class: 1,100 nested folders, a notebook of 100,000 cells, a notebook over
-the size limit, 1 GiB printed at once, 3 MiB printed slowly, /dev/shm filled,
-thousands of folders nested in the kernel's own folder,
-files written to fill the grader's disk; and a patient student whose cells sleep, as
-honest experiments do, longer than the CPU limit in all. Each is graded to the end or
-refused with its reason, for that student alone; the others get what they earned. A
-separate test shows `nbgrader collect` refusing an exchange folder made by another user.
+One class is graded once (module fixture) with the guide's commands (`gradacc-build` with
+the tests' secret, `gradacc-grade --jobs 2`), while this test samples the memory of the
+grading processes: a student per way of stopping or slowing the class (each otherwise
+honest, so that those graded to the end show the points they earned): 1,100 nested folders,
+a notebook of 100,000 cells, a notebook over the size limit, 1 GiB printed at once, 3 MiB
+printed slowly, /dev/shm filled, thousands of folders nested in the kernel's own folder,
+files written to fill the grader's disk; and a patient student whose cells sleep, as honest
+experiments do, longer than the CPU limit in all. Each is graded to the end or refused with
+its reason, for that student alone; the others get what they earned. A separate test shows
+`nbgrader collect` refusing an exchange folder made by another user.
 """
 
 from __future__ import annotations
@@ -183,7 +183,6 @@ def class_of(course: Path, fill_disk: str) -> dict:
     many = json.dumps(many, separators=(",", ":"))
     big = with_cell(honest(), "# " + "padding " * (SubmissionLimits.notebook_bytes // 8))
     return {
-        "honest": (honest(), AUTOGRADED, "graded"),
         "deep": (honest(), 0.0, "refused: its folders are nested more than 8 deep"),
         "many_cells": (many, 0.0, f"refused: {ASSIGNMENT}.ipynb has 100"),
         "big": (big, 0.0, f"refused: {ASSIGNMENT}.ipynb is larger than 8 MiB"),

@@ -114,6 +114,16 @@ def test_gradacc_grade_refuses_a_student_it_cannot_grade(course, tmp_path):
     assert (results / "ada").is_dir()  # the results folder is left alone
 
 
+def test_results_and_merge_take_one_assignment_at_a_time(course, tmp_path):
+    results = tmp_path / "results"
+    for option in ("--results", "--merge"):
+        done = grade(course, "lesson1_full_batch", option, str(results))
+        assert done.returncode == 2, done.stdout + done.stderr
+        why = "take one assignment at a time (got 2: gradacc_faq lesson1_full_batch)"
+        assert why in done.stderr, done.stderr
+        assert "nothing graded" in done.stderr and not results.exists()
+
+
 def test_an_array_graded_class_merges_and_keeps_hand_grades_through_a_regrade(course):
     listed = task(course, None, "--list")
     (course.parent / "students.txt").write_text(listed.stdout, encoding="utf-8")
