@@ -120,6 +120,8 @@ def _grade_classes(args, course: Path, classes: dict[str, list[str]], sandbox: S
     codes = []
     with tempfile.TemporaryDirectory(prefix="gradacc-grade-") as scratch:
         for assignment, students in classes.items():
+            if len(classes) > 1:  # above its students' progress (stderr) and its table
+                print(f"{assignment}:", flush=True)
             results = args.results.resolve() if args.results else Path(scratch) / assignment
             outcomes = grade_class(
                 course,
@@ -131,8 +133,6 @@ def _grade_classes(args, course: Path, classes: dict[str, list[str]], sandbox: S
                 results,
                 merge_into_course=args.results is None,
             )
-            if len(classes) > 1:
-                print(f"{assignment}:")
             codes.append(_report(outcomes))
     return max(codes)
 
