@@ -118,6 +118,17 @@ class Tab:
     errors: list[str] = field(default_factory=list)
     phases: list[str] = field(default_factory=list)
     started: float = field(default_factory=time.monotonic)
+    widgets_restored: bool = False  # the kernel answered the widget manager's comm_info_request
+
+    def watch_kernel(self, websocket) -> None:
+        """Note the kernel's comm_info_reply, which ends the widget manager's restore."""
+
+        def received(payload) -> None:
+            data = payload if isinstance(payload, bytes) else payload.encode()
+            if re.search(rb'"msg_type":\s*"comm_info_reply"', data):
+                self.widgets_restored = True
+
+        websocket.on("framereceived", received)
 
     def mark(self, phase: str) -> None:
         """Note the time since the page opened (in test-artifacts/browser/*-timings.txt)."""
@@ -258,6 +269,7 @@ def tab(browser, lab, request):
     result = Tab(page)
     page.on("console", lambda m: result.errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: result.errors.append(f"uncaught: {e}"))
+    page.on("websocket", result.watch_kernel)
     try:
         yield result
     finally:
@@ -281,6 +293,15 @@ def open_and_run_all(tab: Tab, lab: Lab, notebook: str) -> None:
     # The toolbar says "idle" while the kernel still starts; then Run All does nothing.
     expect(panel.locator(".jp-KernelName")).to_have_text(KERNEL_NAME, timeout=90_000)
     expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle", timeout=90_000)
+    # The notebook's widget manager asks the new kernel for its widgets (comm_info_request)
+    # and builds them side by side. Cells run before its answer make widgets it then builds
+    # twice, and one waiting for another gives up after 2 s (`get_model` of
+    # @jupyter-widgets/base-manager in jupyterlab_widgets 3.0.17): "widget model not found"
+    # in the console, on a busy machine. So Run All waits for that answer.
+    deadline = time.monotonic() + 60
+    while not tab.widgets_restored and time.monotonic() < deadline:
+        page.wait_for_timeout(100)  # Playwright delivers the page's events meanwhile
+    assert tab.widgets_restored, f"{notebook}: the widget manager never asked for the widgets"
     tab.mark(f"{notebook}: kernel ready")
     page.locator("#jp-MainMenu").get_by_text("Run", exact=True).click()
     page.locator(".lm-Menu-itemLabel").get_by_text("Run All Cells", exact=True).click()
