@@ -25,10 +25,12 @@ QUIZZES_ALONE = (
 def pytest_collection_modifyitems(config, items):
     if not any(item.nodeid == QUIZZES_ALONE for item in items):
         return
-    twice = [item for item in items if _runs_in_the_copy(item)]
+    kept, twice = [], []
+    for item in items:
+        (twice if _runs_in_the_copy(item) else kept).append(item)
     if twice:
         config.hook.pytest_deselected(items=twice)
-        items[:] = [item for item in items if not _runs_in_the_copy(item)]
+        items[:] = kept
 
 
 def _runs_in_the_copy(item) -> bool:

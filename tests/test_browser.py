@@ -294,10 +294,10 @@ def open_and_run_all(tab: Tab, lab: Lab, notebook: str) -> None:
     expect(panel.locator(".jp-KernelName")).to_have_text(KERNEL_NAME, timeout=90_000)
     expect(page.locator("#jp-main-statusbar")).to_contain_text("Idle", timeout=90_000)
     # The notebook's widget manager asks the new kernel for its widgets (comm_info_request)
-    # and builds them side by side. Cells run before its answer make widgets it then builds
-    # twice, and one waiting for another gives up after 2 s (`get_model` of
-    # @jupyter-widgets/base-manager in jupyterlab_widgets 3.0.17): "widget model not found"
-    # in the console, on a busy machine. So Run All waits for that answer.
+    # and builds them side by side; one waiting for another gives up after 2 s (`get_model` of
+    # @jupyter-widgets/base-manager in jupyterlab_widgets 3.0.17). On a busy machine, cells
+    # run before its answer likely made widgets it built a second time: "widget model not
+    # found" in the console. So Run All waits for that answer.
     deadline = time.monotonic() + 60
     while not tab.widgets_restored and time.monotonic() < deadline:
         page.wait_for_timeout(100)  # Playwright delivers the page's events meanwhile
