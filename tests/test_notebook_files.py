@@ -22,9 +22,11 @@ import pytest
 from ipykernel.ipkernel import IPythonKernel
 from jupyter_client.kernelspec import KernelSpecManager
 
-from .conftest import NOTEBOOKS, ROOT
+from tools.site import lesson_paths
 
-LESSONS = sorted(NOTEBOOKS.glob("0*.ipynb"))
+from .conftest import ROOT
+
+LESSONS = lesson_paths()
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda path: path.name[:2])

@@ -33,6 +33,7 @@ from gradacc_lessons import (
     precision,
     timing,
 )
+from gradacc_lessons import lessons as lesson_list
 from gradacc_lessons.demos import (
     batchnorm,
     bf16_updates,
@@ -628,6 +629,7 @@ BAD = {
         ("micro_batches", lambda: precision.train_mixed_precision(
             plain(), sgd(plain()), F.cross_entropy, [], 2)),
     ],
+    "lessons.lesson": [("lesson", lambda: lesson_list.lesson(42))],
     "quiz.questions.questions_for": [
         ("lesson", lambda: questions.questions_for(True)),
         ("lesson", lambda: questions.questions_for(99)),
@@ -1104,6 +1106,7 @@ CALLS = {
         BN, F.cross_entropy, X, Y, 2),
     "precision.train_mixed_precision": lambda: precision.train_mixed_precision(
         plain(), sgd(plain()), F.cross_entropy, pairs(), 2, max_grad_norm=1.0),
+    "lessons.lesson": lambda: lesson_list.lesson(1),
     "quiz.questions.questions_for": lambda: questions.questions_for(np.int64(1)),
     "quiz.questions.faq_questions": questions.faq_questions,
     "quiz.questions.lesson_questions": questions.lesson_questions,

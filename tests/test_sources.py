@@ -20,6 +20,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tools.site import lesson_paths
+
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "docs" / "sources.md"
 HEADER = "| claim | statement | project | version | status | file | line | contains |"
@@ -117,7 +119,7 @@ def test_each_installed_citation_still_holds_its_text_at_its_line(row):
 def lesson_markdown() -> dict[int, str]:
     """Lesson number -> the text of its markdown cells."""
     lessons = {}
-    for path in sorted(ROOT.glob("notebooks/0*.ipynb")):
+    for path in lesson_paths():
         notebook = nbformat.read(path, as_version=4)
         text = "\n".join(c.source for c in notebook.cells if c.cell_type == "markdown")
         lessons[int(path.name[:2])] = text

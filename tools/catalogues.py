@@ -21,13 +21,14 @@ from pathlib import Path
 
 import nbformat
 
+from gradacc_lessons.lessons import LESSONS
 from tools.site import DOCS, ROOT, lesson_paths, prepare_for_site, stage
 
 LOCALES = ROOT / "locales"
 LANGUAGE = "yo"
 CATALOGUED = (
     "index",
-    *(f"notebooks/{path.stem}" for path in lesson_paths() if path.name[:2] <= "08"),
+    *(f"notebooks/{lesson.stem}" for lesson in LESSONS if lesson.catalogue),
     "sphinx",
 )
 THEME = "booktheme"  # the site theme's own words (sphinx-book-theme ships no Yorùbá)

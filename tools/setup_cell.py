@@ -14,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 
+from gradacc_lessons.lessons import LESSONS
 from tools.course_config import course_repository
 
 COURSE_URL = course_repository().install_url  # what Colab installs: pyproject's [tool.gradacc]
@@ -38,11 +39,10 @@ make_repeatable(seed=0)  # seeds, and one CPU thread: results repeat on every ru
 SETUP_CELL = _INSTALL + _SEEDS
 
 # Lessons that need one of the course's optional extras (pyproject.toml): the extra, and
-# the modules it brings. Their setup cell also installs the extra where one is missing.
+# the modules it brings, as gradacc_lessons.lessons declares them. Their setup cell also
+# installs the extra where one is missing.
 EXTRAS = {
-    "04_peak_memory.ipynb": ("frameworks", ("transformers",)),  # the 7B model's config
-    "07_frameworks.ipynb": ("frameworks", ("transformers", "accelerate", "lightning")),
-    "09_plan_a_real_fine_tune.ipynb": ("frameworks", ("transformers", "peft")),
+    lesson.notebook: (lesson.extra, lesson.extra_modules) for lesson in LESSONS if lesson.extra
 }
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 import nbformat
 
 from gradacc_lessons.display import WIDGET_VIEW
+from gradacc_lessons.lessons import LESSONS
 from tools.course_config import Repository, course_repository
 from tools.notebooks import execute_notebook
 
@@ -39,12 +40,12 @@ _RELATIVE_LINK = re.compile(r"(?<!!)(\[[^\]]*\]\()(?![a-z]+:|#)([^)#\s]+)(#[^)\s
 
 
 def lesson_paths(root: Path = ROOT) -> list[Path]:
-    """The lessons, in reading order: notebooks/0*.ipynb.
+    """The lessons' notebooks, in reading order, as `gradacc_lessons.lessons` declares them.
 
     >>> lesson_paths()[0].name
     '01_accumulation_is_a_full_batch.ipynb'
     """
-    return sorted(root.glob("notebooks/0*.ipynb"))
+    return [root / "notebooks" / lesson.notebook for lesson in LESSONS]
 
 
 def prepare_for_site(notebook, name: str):

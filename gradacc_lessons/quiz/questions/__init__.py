@@ -14,25 +14,20 @@ module holds its questions' Yorùbá beside them (`YORUBA`, by id); the Yorùbá
 questions is in `quiz/yoruba.py`, with the guide's own words. The choices are stored in any
 order: the quiz draws a fresh order each time (`selfcheck.draw`).
 
-One module per lesson holds its questions (`lesson1` ... `lesson7`, `lesson9`, and `faq`;
-lesson 8 is the self-study quiz), as the instructor's graded bank is cut; the two kinds are
-in `kinds`. They are assembled here.
+One module per lesson holds its questions (`lessonN` for each lesson that
+`gradacc_lessons.lessons` marks with `questions`, and `faq`; lesson 8 is the self-study
+quiz), as the instructor's graded bank is cut; the two kinds are in `kinds`. They are
+assembled here.
 """
 
 from __future__ import annotations
 
+import importlib
 import numbers
 
+from gradacc_lessons.lessons import LESSONS
 from gradacc_lessons.quiz.questions.faq import FAQ
 from gradacc_lessons.quiz.questions.kinds import LETTERS, AnyQuestion, Prediction, Question
-from gradacc_lessons.quiz.questions.lesson1 import LESSON1, LESSON1_YORUBA
-from gradacc_lessons.quiz.questions.lesson2 import LESSON2, LESSON2_YORUBA
-from gradacc_lessons.quiz.questions.lesson3 import LESSON3, LESSON3_YORUBA
-from gradacc_lessons.quiz.questions.lesson4 import LESSON4, LESSON4_YORUBA
-from gradacc_lessons.quiz.questions.lesson5 import LESSON5, LESSON5_YORUBA
-from gradacc_lessons.quiz.questions.lesson6 import LESSON6, LESSON6_YORUBA
-from gradacc_lessons.quiz.questions.lesson7 import LESSON7, LESSON7_YORUBA
-from gradacc_lessons.quiz.questions.lesson9 import LESSON9, LESSON9_YORUBA
 
 __all__ = [
     "LETTERS",
@@ -48,15 +43,23 @@ __all__ = [
     "self_study_questions",
 ]
 
+# lessonN.py holds LESSONN, its questions, and LESSONN_YORUBA, each one's Yorùbá by id (the
+# FAQ's Yorùbá is in quiz/yoruba.py, with the guide's own words).
+_MODULES = [
+    importlib.import_module(f"{__name__}.lesson{lesson.number}")
+    for lesson in LESSONS
+    if lesson.questions
+]
+_NAMES = [module.__name__.rpartition(".")[2].upper() for module in _MODULES]  # LESSON1, ...
 QUESTIONS: tuple[AnyQuestion, ...] = (
-    *FAQ, *LESSON1, *LESSON2, *LESSON3, *LESSON4, *LESSON5, *LESSON6, *LESSON7, *LESSON9,
-)  # fmt: skip
-
-# Each lesson question's Yorùbá, by id (the FAQ's is in quiz/yoruba.py, with the guide's words)
+    *FAQ,
+    *(q for module, name in zip(_MODULES, _NAMES) for q in getattr(module, name)),
+)
 YORUBA = {
-    **LESSON1_YORUBA, **LESSON2_YORUBA, **LESSON3_YORUBA, **LESSON4_YORUBA, **LESSON5_YORUBA,
-    **LESSON6_YORUBA, **LESSON7_YORUBA, **LESSON9_YORUBA,
-}  # fmt: skip
+    key: text
+    for module, name in zip(_MODULES, _NAMES)
+    for key, text in getattr(module, f"{name}_YORUBA").items()
+}
 
 
 def questions_for(lesson: int) -> list[AnyQuestion]:

@@ -1,15 +1,22 @@
 """The graded question bank: one assignment per lesson and the FAQ final (instructors only).
 
 These questions are not the lessons' self-checks: they share their goals, with other wording
-and numbers that each course's secret draws.
+and numbers that each course's secret draws. A lesson that `gradacc_lessons.lessons` marks
+`graded` has its assignment here, in lessonN.py as `LESSONN`; the FAQ final comes last.
 """
 
-from gradacc_grader.bank.faq import FAQ
-from gradacc_grader.bank.lesson1 import LESSON1
-from gradacc_grader.bank.lesson2 import LESSON2
-from gradacc_grader.bank.lesson3 import LESSON3
-from gradacc_grader.bank.lesson4 import LESSON4
-from gradacc_grader.bank.lesson5 import LESSON5
-from gradacc_grader.bank.lesson6 import LESSON6
+import importlib
 
-ASSIGNMENTS = (LESSON1, LESSON2, LESSON3, LESSON4, LESSON5, LESSON6, FAQ)
+from gradacc_grader.bank.faq import FAQ
+from gradacc_lessons.lessons import LESSONS
+
+ASSIGNMENTS = (
+    *(
+        getattr(
+            importlib.import_module(f"{__name__}.lesson{lesson.number}"), f"LESSON{lesson.number}"
+        )
+        for lesson in LESSONS
+        if lesson.graded
+    ),
+    FAQ,
+)
