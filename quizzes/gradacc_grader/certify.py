@@ -33,7 +33,7 @@ from pathlib import Path
 
 from gradacc_grader.certificates.ids import normalize_id
 from gradacc_grader.certificates.issuing import PASS_MARK, issue_certificates
-from gradacc_grader.certificates.printable import default_fonts, problem_with
+from gradacc_grader.certificates.printable import default_fonts
 from gradacc_grader.certificates.published import (
     VALID_DAYS,
     RegistryRefused,
@@ -55,6 +55,7 @@ from gradacc_grader.certificates.seen import (
 )
 from gradacc_grader.certificates.settings import LANGUAGES, read_settings, write_settings
 from gradacc_grader.certificates.signing import (
+    fingerprint,
     load_private_key,
     load_public_key,
     make_key_pair,
@@ -163,6 +164,21 @@ def _add_issue(commands) -> None:
     )
     issue.add_argument("--course-version", default=None, help="default: the course's version")
     issue.add_argument("--font", type=Path, help="a TrueType font for names Noto Sans lacks")
+    issue.add_argument(
+        "--accept-name",
+        action="append",
+        default=[],
+        metavar="STUDENT",
+        help="sign this student's name although it looks doubtful (read the reason first)",
+    )
+    issue.add_argument(
+        "--email",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("STUDENT", "ADDRESS"),
+        help="state this student's e-mail in the credential, salted and hashed",
+    )
     issue.set_defaults(run=_issue)
 
 
@@ -224,7 +240,8 @@ def _number_up_to(most: float, text: str, option: str, what: str) -> float:
 def _keygen(args) -> int:
     private, public = make_key_pair(args.out)
     print(f"private key: {private} (keep it secret, readable by you only)")
-    print(f"public key:  {public} (publish it beside the verification page)")
+    print(f"public key:  {public} (gradacc-certify publish puts it at the issuer's address)")
+    print(f"fingerprint: {fingerprint(load_public_key(public))} (print it where learners see it)")
     return 0
 
 
@@ -271,15 +288,16 @@ def _issue(args) -> int:
         settings=settings,
         course_version=args.course_version or _course_version(),
         fonts=fonts,
+        accept_names=frozenset(args.accept_name),
+        emails=dict(args.email),
     )
     for item in issued:
         r = item.result
-        problem = problem_with(r.name, fonts) if item.certificate_id else None
-        note = f" (the PDF cannot print the name: {problem})" if problem else ""
         score, shown = f"{r.score:g}/{r.max_score:g}", item.certificate_id or item.held or "-"
-        print(f"{r.student:<16} {score:>9}  {shown:<14}  {item.outcome}{note}")
+        print(f"{r.student:<16} {score:>9}  {shown:<14}  {item.outcome}")
     count = sum(1 for item in issued if item.certificate_id)
     print(f"{count} certificate(s) in {args.out}; registry: {registry}")
+    print(f"issuer's key: {fingerprint(key.public_key())}")
     refused = [item.result.student for item in issued if item.outcome.startswith("refused")]
     if refused:
         print(f"refused (see the reason above): {', '.join(refused)}; the others are issued")
