@@ -251,6 +251,9 @@ def _issue_one(registry: Registry, result: Result, key, pass_mark: float, facts:
     revocation = registry.revocation(held["id"]) if held else None
     if revocation:
         facts_of = parse_json_object(revocation["signed"], "the revocation")
+        credential = registry.credential(held["id"])  # the reason, kept in these records only
+        if credential and credential["reason"]:
+            facts_of["reason"] = credential["reason"]
         return Issued(
             result,
             None,

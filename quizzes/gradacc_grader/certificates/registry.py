@@ -132,6 +132,11 @@ class Registry:
         ).fetchone()
         return None if row is None else {"id": row[0], "signed": row[1], "signature": row[2]}
 
+    def find_by_id(self, certificate_id: str) -> bool:
+        """Whether an older-format certificate holds this ID."""
+        query = "SELECT 1 FROM certificates WHERE id = ?"
+        return self.connection.execute(query, (certificate_id,)).fetchone() is not None
+
     def holds(self, certificate_id: str) -> bool:
         """Whether an ID is already taken (by a certificate of either format)."""
         for table in ("certificates", "credentials"):
