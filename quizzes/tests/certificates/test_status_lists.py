@@ -207,8 +207,9 @@ def test_publish_runs_on_a_fresh_clone(tmp_path, place):
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
     course = place["course"]
+    key = place["root"] / "keys/issuer.key"
     command = [sys.executable, "-m", "gradacc_grader.certify", "publish", "--course", str(course),
-               "--key", str(place["root"] / "keys/issuer.key"), "--out", str(tmp_path / "site")]  # fmt: skip
+               "--key", str(key), "--out", str(tmp_path / "site")]  # fmt: skip
     done = subprocess.run(
         command, cwd=clone, env={"PYTHONPATH": str(clone / "quizzes"), "PATH": "/usr/bin"},
         capture_output=True, text=True, timeout=300,
