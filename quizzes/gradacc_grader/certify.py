@@ -359,7 +359,11 @@ def _verify(args) -> int:
     print(f"  format          the older {FORMAT} (not an Open Badge): the issuer may re-issue it")
     print(f"  issuer key      {fingerprint(public_key)}")
     if published is None:
-        print("  registry        not checked (no --registry): a revocation would not show")
+        print(
+            "NOT CONFIRMED: signature valid, status unknown: no registry was given, so a "
+            "revocation would not show (give the issuer's --registry)"
+        )
+        return 1
     elif "sequence" not in published:
         print("  registry        listed, not revoked (the issuer's own SQLite registry)")
     else:

@@ -198,9 +198,14 @@ def test_a_database_is_never_a_status_list(place, certify, tmp_path):
 
 def test_older_certificates_still_verify_marked_as_such(place, certify):
     (older,) = (place["root"] / "out/ada").glob("gradacc-certificate-*.json")
-    status, out, _ = certify("verify", older, "--public-key", place["root"] / "keys/issuer.pub")
+    public = place["root"] / "keys/issuer.pub"
+    sqlite = place["course"] / "certificates.sqlite"
+    status, out, _ = certify("verify", older, "--public-key", public, "--registry", sqlite)
     assert status == 0 and out.startswith("VALID: certificate")
     assert "the older gradacc-certificate/1 (not an Open Badge)" in out
+    # without a registry its signature holds, but a revocation could not show
+    status, out, _ = certify("verify", older, "--public-key", public)
+    assert status == 1 and "NOT CONFIRMED: signature valid, status unknown" in out
 
 
 def test_publish_runs_on_a_fresh_clone(tmp_path, place):
