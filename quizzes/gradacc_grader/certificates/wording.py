@@ -21,7 +21,7 @@ TEXT = {
         "id": "Certificate ID",
         "key": "Issuer's key",
         "check": (
-            "Check it at {address} (or scan the code). The signed file {file} is the proof: "
+            "Check it at {address} (or scan the code). The credential {file} is the proof: "
             "anyone can check it with the issuer's public key."
         ),
     },
@@ -84,7 +84,7 @@ def wording(record: dict, language: str, address: str) -> Wording:
         "date": record["date"],
         "version": record["course_version"],
         "address": address,
-        "file": f"gradacc-certificate-{record['id']}.json",
+        "file": f"gradacc-credential-{record['id']}.jwt",
     }
     return Wording(
         title=text["title"],
