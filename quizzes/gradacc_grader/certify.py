@@ -404,6 +404,12 @@ def _print_credential(checked: dict) -> None:
     for label in ("name", "achievement", "issuer", "issuer id", "score", "valid from"):
         print(f"  {label:<15} {facts[label]}")
     print(f"  issuer key      {checked['fingerprint']} (published at {checked['source']}jwks.json)")
+    place = facts["issuer id"].removesuffix("issuer.json")
+    if checked["source"] != place:
+        print(
+            f"  checked against a copy at {checked['source']}, not the issuer's address {place}: "
+            "compare the key's fingerprint with the one the issuer prints"
+        )
 
 
 def _publish(args) -> int:

@@ -186,3 +186,13 @@ def test_stale_and_replayed_status_lists_are_refused(page, issuer):
     finally:
         for name, data in saved.items():
             (status / name).write_bytes(data)
+
+
+def test_the_command_line_checks_at_the_issuers_own_address(issuer, certify):
+    # no --published: verify fetches issuer.json, jwks.json and the lists from the address
+    # the credential names, over http here (https on a real site)
+    status, out, err = certify("verify", file_of(issuer, "ada", ".png"))
+    assert status == 0, out + err
+    assert f"(published at {issuer['url']}jwks.json)" in out and "checked against a copy" not in out
+    status, out, _ = certify("verify", file_of(issuer, "bob"))
+    assert status == 1 and out.startswith("INVALID: revoked:")

@@ -86,6 +86,7 @@ def test_a_credential_verifies_against_its_issuers_place(place, certify):
 
     printed = fingerprint(load_public_key(place["root"] / "keys/issuer.pub"))
     assert f"issuer key      {printed}" in out
+    assert "checked against a copy at " in out  # --published: not the issuer's own address
     # and the baked badge, the same
     (png,) = (place["root"] / "out/ada").glob("*.png")
     assert verify(certify, place, png)[0] == 0
