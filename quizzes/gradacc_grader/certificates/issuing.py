@@ -216,7 +216,7 @@ def issue_certificates(
         registry.claim_issuer(public_key_text(key.public_key()))
         issued = []
         for result in results:
-            refusal = _name_refused(result, badge_facts)
+            refusal = result.passed(pass_mark) and _name_refused(result, badge_facts)
             if refusal:
                 issued.append(Issued(result, None, refusal))
                 continue
@@ -387,6 +387,11 @@ def _with_credential(registry: Registry, item: Issued, facts: dict, badge_facts:
     certificate_id = older_id if older_id and same_name and not current else _free_id(registry)
     credential = _sign_credential(registry, result, facts, badge_facts, certificate_id)
     outcome = item.outcome
+    if older_id and certificate_id != older_id and not current:
+        outcome = (
+            f"issued (the name changed from {item.document['certificate']['name']!r}; the "
+            f"older-format certificate {older_id} stands until you revoke it)"
+        )
     if current:
         registry.supersede(current["id"], certificate_id)
         outcome = (

@@ -194,6 +194,7 @@ def test_doubtful_names_are_refused_before_signing_unless_accepted(
     students = {s: (7.0, 3.0, name) for s, (name, _) in HOSTILE.items()}
     students["ok"] = (7.0, 3.0, "Nguyễn Văn An")
     students["jp"] = (7.0, 3.0, "山田 たろう")
+    students["low"] = (1.0, 0.0, "\u0410da Low")  # below the pass mark: its name is not asked
     course = fill_gradebook(tmp_path / "course", "final", students)
     certify("keygen", "--out", tmp_path / "keys")
     command = ["issue", "final", "--course", course, "--key", tmp_path / "keys/issuer.key",
@@ -206,6 +207,7 @@ def test_doubtful_names_are_refused_before_signing_unless_accepted(
         assert f"--accept-name {student}" in lines[student]
         assert not (tmp_path / "out" / student).exists()
     assert lines["ok"].endswith("issued")
+    assert lines["low"].endswith("below the pass mark")
     assert "fonts have no letters" in lines["jp"]  # not a mixed-script word (UTS #39: Jpan)
     with sqlite3.connect(course / "certificates.sqlite") as db:
         names = {row[0] for row in db.execute("SELECT name FROM credentials")}
@@ -253,3 +255,26 @@ def test_a_changed_name_gets_a_new_credential_and_supersedes_the_old(issued, cer
     pem = (tmp_path / "keys/issuer.pub").read_bytes()
     _, payload = independent_verify(new.read_text().strip(), pem)
     assert payload["credentialSubject"]["identifier"][0]["identityHash"] == "Adébáyọ̀ Ọ̀ṣun-Bello"
+
+
+def test_an_older_format_certificate_gets_a_credential_under_its_id(issued, certify):
+    # a course that issued before Open Badges: its registry holds the older record only
+    tmp_path, course, _ = issued
+    older = json.loads(next((tmp_path / "out/ada").glob("*.json")).read_text("utf-8"))
+    with sqlite3.connect(course / "certificates.sqlite") as db:
+        db.execute("DELETE FROM credentials")
+    for suffix in ("jwt", "png"):  # the files it did not have then
+        next((tmp_path / "out/ada").glob(f"*.{suffix}")).unlink()
+    issue = ["issue", "final", "--course", course, "--key", tmp_path / "keys/issuer.key",
+             "--out", tmp_path / "out"]  # fmt: skip
+    assert certify(*issue)[0] == 0
+    (jwt,) = (tmp_path / "out/ada").glob("gradacc-credential-*.jwt")
+    assert jwt.name == f"gradacc-credential-{older['certificate']['id']}.jwt"  # the same ID
+    with sqlite3.connect(course / "certificates.sqlite") as db:
+        db.execute("DELETE FROM credentials")
+    with sqlite3.connect(course / "gradebook.db") as db:
+        db.execute("UPDATE student SET last_name = 'Ọ̀ṣun-Bello' WHERE id = 'ada'")
+    status, out, _ = certify(*issue)
+    (line,) = [line for line in out.splitlines() if line.startswith("ada ")]
+    assert status == 0 and "the name changed from 'Adébáyọ̀ Ọ̀ṣun'" in line
+    assert f"the older-format certificate {older['certificate']['id']} stands" in line
