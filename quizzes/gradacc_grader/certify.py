@@ -28,19 +28,20 @@ import argparse
 import dataclasses
 import sqlite3
 import sys
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
+from gradacc_grader.certificates import badge, checking, publishing, status_lists
 from gradacc_grader.certificates.ids import normalize_id
 from gradacc_grader.certificates.issuing import PASS_MARK, issue_certificates
-from gradacc_grader.certificates.printable import default_fonts, problem_with
+from gradacc_grader.certificates.printable import default_fonts
 from gradacc_grader.certificates.published import (
     VALID_DAYS,
     RegistryRefused,
     check_history,
     describe,
 )
-from gradacc_grader.certificates.records import TITLES, revocation_record
+from gradacc_grader.certificates.records import FORMAT, TITLES, revocation_record
 from gradacc_grader.certificates.registry import (
     MAX_PUBLISHED_BYTES,
     Registry,
@@ -55,6 +56,7 @@ from gradacc_grader.certificates.seen import (
 )
 from gradacc_grader.certificates.settings import LANGUAGES, read_settings, write_settings
 from gradacc_grader.certificates.signing import (
+    fingerprint,
     load_private_key,
     load_public_key,
     make_key_pair,
@@ -134,6 +136,22 @@ def _parser() -> argparse.ArgumentParser:
         help=f"days until the next export is due; verifiers refuse it after (default {VALID_DAYS})",
     )
     export.set_defaults(run=_export)
+    publish = commands.add_parser(
+        "publish", help="write the whole verification folder: page, key, status lists"
+    )
+    publish.add_argument("--course", type=Path, required=True, help="the nbgrader course folder")
+    publish.add_argument("--key", type=Path, required=True, help="the issuer's private key")
+    publish.add_argument("--out", type=Path, required=True, help="the folder to publish")
+    publish.add_argument(
+        "--registry", type=Path, help=f"the registry (default: COURSE/{REGISTRY_FILE})"
+    )
+    publish.add_argument(
+        "--valid-days",
+        type=_valid_days,
+        default=status_lists.VALID_DAYS,
+        help=f"days the status lists stay current (default {status_lists.VALID_DAYS})",
+    )
+    publish.set_defaults(run=_publish)
     audit = commands.add_parser("audit", help="check saved registries form one unbroken history")
     audit.add_argument("published", nargs="*", type=Path, help="saved copies of registry.json")
     audit.add_argument("--registry", type=Path, help="the SQLite registry: all it published")
@@ -163,6 +181,21 @@ def _add_issue(commands) -> None:
     )
     issue.add_argument("--course-version", default=None, help="default: the course's version")
     issue.add_argument("--font", type=Path, help="a TrueType font for names Noto Sans lacks")
+    issue.add_argument(
+        "--accept-name",
+        action="append",
+        default=[],
+        metavar="STUDENT",
+        help="sign this student's name although it looks doubtful (read the reason first)",
+    )
+    issue.add_argument(
+        "--email",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("STUDENT", "ADDRESS"),
+        help="state this student's e-mail in the credential, salted and hashed",
+    )
     issue.set_defaults(run=_issue)
 
 
@@ -190,8 +223,24 @@ def _add_verify(commands) -> None:
     verify = commands.add_parser("verify", help="check a certificate file or an ID")
     verify.add_argument("certificate", nargs="?", type=Path, help="the certificate's JSON file")
     verify.add_argument("--id", help="check this ID in the registry instead of a file")
-    verify.add_argument("--public-key", type=Path, required=True, help="the issuer's key")
-    verify.add_argument("--registry", type=Path, help="the registry: SQLite, or its JSON export")
+    verify.add_argument(
+        "--public-key", type=Path, help="the issuer's key (older-format certificates)"
+    )
+    verify.add_argument(
+        "--registry", type=Path, help="older format: the registry, SQLite or its JSON export"
+    )
+    verify.add_argument(
+        "--published",
+        help="a copy of the issuer's published folder (a folder or an address); default: the "
+        "issuer's own address, which the credential names",
+    )
+    verify.add_argument(
+        "--status-list",
+        type=Path,
+        action="append",
+        default=[],
+        help="a status list credential (.jwt) to check the credential against",
+    )
     verify.add_argument(
         "--state",
         type=Path,
@@ -224,7 +273,8 @@ def _number_up_to(most: float, text: str, option: str, what: str) -> float:
 def _keygen(args) -> int:
     private, public = make_key_pair(args.out)
     print(f"private key: {private} (keep it secret, readable by you only)")
-    print(f"public key:  {public} (publish it beside the verification page)")
+    print(f"public key:  {public} (gradacc-certify publish puts it at the issuer's address)")
+    print(f"fingerprint: {fingerprint(load_public_key(public))} (print it where learners see it)")
     return 0
 
 
@@ -271,15 +321,16 @@ def _issue(args) -> int:
         settings=settings,
         course_version=args.course_version or _course_version(),
         fonts=fonts,
+        accept_names=frozenset(args.accept_name),
+        emails=dict(args.email),
     )
     for item in issued:
         r = item.result
-        problem = problem_with(r.name, fonts) if item.certificate_id else None
-        note = f" (the PDF cannot print the name: {problem})" if problem else ""
         score, shown = f"{r.score:g}/{r.max_score:g}", item.certificate_id or item.held or "-"
-        print(f"{r.student:<16} {score:>9}  {shown:<14}  {item.outcome}{note}")
+        print(f"{r.student:<16} {score:>9}  {shown:<14}  {item.outcome}")
     count = sum(1 for item in issued if item.certificate_id)
     print(f"{count} certificate(s) in {args.out}; registry: {registry}")
+    print(f"issuer's key: {fingerprint(key.public_key())}")
     refused = [item.result.student for item in issued if item.outcome.startswith("refused")]
     if refused:
         print(f"refused (see the reason above): {', '.join(refused)}; the others are issued")
@@ -289,6 +340,10 @@ def _issue(args) -> int:
 def _verify(args) -> int:
     if (args.certificate is None) == (args.id is None):
         raise ValueError("give a certificate file or --id ID (one of them)")
+    if args.certificate is not None and args.certificate.suffix.lower() in (".jwt", ".png"):
+        return _verify_credential(args)
+    if args.public_key is None:
+        raise ValueError("an older-format certificate (.json) or --id needs --public-key")
     public_key = load_public_key(args.public_key)
     now = datetime.now(UTC)
     published = _checked_registry(args, public_key, now) if args.registry else None
@@ -301,13 +356,86 @@ def _verify(args) -> int:
     print(f"VALID: certificate {record['id']}")
     for label, value in _facts(record):
         print(f"  {label:<15} {value}")
+    print(f"  format          the older {FORMAT} (not an Open Badge): the issuer may re-issue it")
+    print(f"  issuer key      {fingerprint(public_key)}")
     if published is None:
-        print("  registry        not checked (no --registry): a revocation would not show")
+        print(
+            "NOT CONFIRMED: signature valid, status unknown: no registry was given, so a "
+            "revocation would not show (give the issuer's --registry)"
+        )
+        return 1
     elif "sequence" not in published:
         print("  registry        listed, not revoked (the issuer's own SQLite registry)")
     else:
         print("  registry        listed, not revoked")
         print(f"  registry date   {describe(published, now)}")
+    return 0
+
+
+def _verify_credential(args) -> int:
+    """An Open Badges credential (.jwt, or a baked .png), against its issuer's place."""
+    if args.registry is not None:
+        raise Invalid(
+            f"--registry {args.registry}: an Open Badges credential's status is decided by the "
+            "issuer's signed status list alone (give --status-list FILE or --published)"
+        )
+    now = datetime.now(UTC)
+    token = checking.read_credential(args.certificate)
+    state = args.state or status_lists.default_state_path()
+    try:
+        checked = checking.check_credential(
+            token, published=args.published, status_files=args.status_list, state=state, now=now
+        )
+    except checking.Refused as error:
+        raise Invalid(str(error)) from None
+    except checking.StatusUnknown as error:
+        _print_credential(error.checked)
+        print(f"NOT CONFIRMED: {error}")
+        return 1
+    _print_credential(checked)
+    lists = checking.describe_lists(checked["lists"])
+    print(f"  status          not revoked, not superseded ({lists})")
+    return 0
+
+
+def _print_credential(checked: dict) -> None:
+    facts = badge.stated_facts(checked["credential"])
+    print(f"VALID: Open Badges 3.0 credential {facts['id']}")
+    for label in ("name", "achievement", "issuer", "issuer id", "score", "valid from"):
+        print(f"  {label:<15} {facts[label]}")
+    print(f"  issuer key      {checked['fingerprint']} (published at {checked['source']}jwks.json)")
+    place = facts["issuer id"].removesuffix("issuer.json")
+    if checked["source"] != place:
+        print(
+            f"  checked against a copy at {checked['source']}, not the issuer's address {place}: "
+            "compare the key's fingerprint with the one the issuer prints"
+        )
+
+
+def _publish(args) -> int:
+    key = _private_key(args.key)
+    settings = read_settings(args.course)
+    missing = [m for m in settings.missing() if not m.startswith("--course-title")]
+    if missing:
+        raise ValueError(
+            f"give first: gradacc-certify settings --course {args.course} {' '.join(missing)}"
+        )
+    registry = args.registry or args.course / REGISTRY_FILE
+    now = datetime.now(UTC)
+    texts = publishing.publish(
+        registry,
+        key,
+        settings.verify_url,
+        settings.issuer,
+        args.out,
+        now=now,
+        valid_days=args.valid_days,
+    )
+    print(f"{args.out}: the verification folder for {badge.issuer_id(settings.verify_url)}")
+    print(f"  {', '.join(sorted(texts))}, the page and {publishing.OFFLINE}")
+    due = now + timedelta(days=args.valid_days)
+    print(f"  status lists due by {due:%Y-%m-%d %H:%M} UTC: publish again before then")
+    print(f"  issuer key: {fingerprint(key.public_key())}")
     return 0
 
 
@@ -353,19 +481,33 @@ def _remember(state: Path, seen: dict, published: dict) -> None:
 def _revoke(args) -> int:
     key = _private_key(args.key)
     certificate_id = normalize_id(args.id)
+    reason = " ".join(args.reason.split())
     with Registry(args.registry) as registry:
         if registry.issuer() != public_key_text(key.public_key()):
             raise ValueError(
                 f"{args.key} is not the key that issued {args.registry}'s certificates"
             )
+        credential = registry.credential(certificate_id)
         if not registry.holds(certificate_id):
             raise ValueError(f"{args.registry} holds no certificate {certificate_id}")
-        if registry.revocation(certificate_id):
+        if (
+            credential
+            and credential["revoked_on"]
+            or (not credential and registry.revocation(certificate_id))
+        ):
             print(f"{certificate_id} was already revoked")
             return 0
-        record = revocation_record(certificate_id, date.today(), " ".join(args.reason.split()))
-        registry.revoke(certificate_id, sign_record(record, key))
-    print(f"revoked {certificate_id}; publish the registry again (gradacc-certify export)")
+        if credential:
+            # the reason stays here, in the instructor's own records; the status list shows a bit
+            registry.revoke_credential(certificate_id, date.today().isoformat(), reason)
+        if registry.find_by_id(certificate_id) and not registry.revocation(certificate_id):
+            # an older-format certificate of the same ID: its registry shows no reason either
+            record = revocation_record(certificate_id, date.today(), "revoked by the issuer")
+            registry.revoke(certificate_id, sign_record(record, key))
+    print(
+        f"revoked {certificate_id} (the reason stays in {args.registry}); publish again: "
+        "gradacc-certify publish (and export, for older-format certificates)"
+    )
     return 0
 
 

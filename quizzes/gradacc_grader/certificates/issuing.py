@@ -8,15 +8,17 @@ into the registry once; issuing again writes the same files again, with the same
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sqlite3
 import warnings
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 
+from gradacc_grader.certificates import badge, baking, names, status_lists, vcjwt
 from gradacc_grader.certificates.ids import new_id
-from gradacc_grader.certificates.printable import write_printable
+from gradacc_grader.certificates.printable import problem_with, write_printable
 from gradacc_grader.certificates.records import (
     certificate_file,
     certificate_record,
@@ -25,7 +27,7 @@ from gradacc_grader.certificates.records import (
 )
 from gradacc_grader.certificates.registry import Registry
 from gradacc_grader.certificates.settings import CertificateSettings
-from gradacc_grader.certificates.signing import public_key_text, sign_record
+from gradacc_grader.certificates.signing import fingerprint, public_key_text, sign_record
 from gradacc_grader.certificates.untrusted import parse_json_object
 
 PASS_MARK = 0.7
@@ -67,9 +69,12 @@ class Issued:
     document: dict | None
     outcome: str
     held: str | None = None
+    credential: dict | None = None  # {"facts", "token"}: the Open Badges credential
 
     @property
     def certificate_id(self) -> str | None:
+        if self.credential:
+            return self.credential["facts"]["id"]
         return self.document["certificate"]["id"] if self.document else None
 
 
@@ -120,10 +125,13 @@ def _check_sqlite(database: Path) -> None:
 def _result(submission) -> Result:
     student = submission.student
     name = " ".join(part for part in (student.first_name, student.last_name) if part)
+    # nbgrader keeps the late penalty apart from the points: the total a grade book shows is
+    # the points less the penalty (never below 0)
+    penalty = float(submission.late_submission_penalty or 0)
     return Result(
         student=student.id,
         name=normalize_name(name or student.id),
-        score=float(submission.score),
+        score=max(0.0, float(submission.score) - penalty),
         max_score=float(submission.max_score),
         needs_manual_grade=bool(submission.needs_manual_grade),
     )
@@ -142,6 +150,8 @@ def issue_certificates(
     course_version: str,
     fonts: dict,
     today: date | None = None,
+    accept_names: frozenset[str] = frozenset(),
+    emails: dict[str, str] | None = None,
 ) -> list[Issued]:
     """Issue a certificate to each student of ``assignment`` who passed, into ``out``.
 
@@ -161,6 +171,9 @@ def issue_certificates(
         course_version: the course's version, stated on the certificate.
         fonts: the fonts of the printable page (see ``printable.write_printable``).
         today: the date of issue (default: today).
+        accept_names: students whose doubtful names (``names.doubtful``) the instructor
+            accepts as they are, having read the reason.
+        emails: e-mail addresses by student, stated salted and hashed in the credential.
 
     Returns:
         One ``Issued`` per graded student.
@@ -197,15 +210,24 @@ def issue_certificates(
     facts["course_title"], facts["issuer"] = settings.course_title, settings.issuer
     facts["assignment_title"] = settings.title_of(assignment)
     facts["day"] = today or date.today()
+    badge_facts = {"verify_url": settings.verify_url, "pass_mark": pass_mark, "fonts": fonts}
+    badge_facts |= {"accept": accept_names, "emails": emails or {}, "key": key}
     with Registry(registry_path, create=True) as registry:
         registry.claim_issuer(public_key_text(key.public_key()))
-        issued = [_issue_one(registry, result, key, pass_mark, facts) for result in results]
+        issued = []
+        for result in results:
+            refusal = result.passed(pass_mark) and _name_refused(result, badge_facts)
+            if refusal:
+                issued.append(Issued(result, None, refusal))
+                continue
+            item = _issue_one(registry, result, key, pass_mark, facts)
+            issued.append(_with_credential(registry, item, facts, badge_facts))
     # the registry is saved first: if writing a file fails, issuing again writes it again
     for item in issued:
         if item.document:
             folder = out / _folder_name(item.result.student)
             try:
-                _write_files(item.document, folder, settings, fonts)
+                _write_files(item, folder, settings, fonts, key.public_key())
             except Exception as error:  # one student's PDF (fpdf2, a font) never stops the class
                 reason = " ".join(str(error).split()) or type(error).__name__
                 item.outcome += f", but its files could not be written ({reason}): issue again"
@@ -229,6 +251,9 @@ def _issue_one(registry: Registry, result: Result, key, pass_mark: float, facts:
     revocation = registry.revocation(held["id"]) if held else None
     if revocation:
         facts_of = parse_json_object(revocation["signed"], "the revocation")
+        credential = registry.credential(held["id"])  # the reason, kept in these records only
+        if credential and credential["reason"]:
+            facts_of["reason"] = credential["reason"]
         return Issued(
             result,
             None,
@@ -285,9 +310,124 @@ def _folder_name(student: str) -> str:
     return re.sub(r"[^\w.@+-]", "_", student).lstrip(".") or "_"
 
 
-def _write_files(document: dict, folder: Path, settings: CertificateSettings, fonts: dict) -> None:
+def _write_files(item: Issued, folder: Path, settings, fonts: dict, public_key) -> None:
+    """The learner's files: the credential (.jwt), the baked badge (.png), the printable page
+    (.pdf), and the older format's signed JSON while the learner's ID has one."""
     folder.mkdir(parents=True, exist_ok=True)
-    stem = f"gradacc-certificate-{document['certificate']['id']}"
-    write_certificate(document, folder / f"{stem}.json")
-    pdf = folder / f"{stem}.pdf"
-    write_printable(document["certificate"], settings.verify_url, pdf, fonts, settings.language)
+    document = item.document
+    if item.credential is None:  # an older certificate written again as it was
+        stem = f"gradacc-certificate-{document['certificate']['id']}"
+        write_certificate(document, folder / f"{stem}.json")
+        write_printable(
+            document["certificate"],
+            settings.verify_url,
+            folder / f"{stem}.pdf",
+            fonts,
+            settings.language,
+        )
+        return
+    facts, token = item.credential["facts"], item.credential["token"]
+    stem = f"gradacc-certificate-{facts['id']}"
+    if document and document["certificate"]["id"] == facts["id"]:
+        write_certificate(document, folder / f"{stem}.json")
+    (folder / f"gradacc-credential-{facts['id']}.jwt").write_text(token + "\n", "ascii")
+    image = baking.badge_image(badge.credential_id(settings.verify_url, facts["id"]))
+    (folder / f"gradacc-badge-{facts['id']}.png").write_bytes(baking.bake(image, token))
+    write_printable(
+        facts,
+        settings.verify_url,
+        folder / f"{stem}.pdf",
+        fonts,
+        settings.language,
+        fingerprint=fingerprint(public_key),
+    )
+
+
+def _name_refused(result: Result, badge_facts: dict) -> str | None:
+    """Why this student's name is not signed (before anything is), or None.
+
+    Only students who passed are asked about: a refusal names the student and the
+    character, and says how to go on.
+    """
+    name = result.name
+    never = names.never_signed(name)
+    if never:
+        return (
+            f"refused: the name {name!r} cannot be signed: {never}; correct the name in "
+            "the gradebook"
+        )
+    doubt = names.doubtful(name) or problem_with(name, badge_facts["fonts"] or None)
+    if doubt and result.student not in badge_facts["accept"]:
+        return (
+            f"refused: the name {name!r}: {doubt}; correct the name in the gradebook, or issue "
+            f"again with --accept-name {result.student} if the name is right as it is"
+        )
+    return None
+
+
+def _with_credential(registry: Registry, item: Issued, facts: dict, badge_facts: dict) -> Issued:
+    """Give a student who passed their Open Badges credential: the one they hold when their
+    name is unchanged; a new one, superseding it, when the gradebook's name changed."""
+    result = item.result
+    if not (item.document or item.outcome == "issued"):
+        return item  # refused, below the pass mark, or revoked in the older format
+    current = registry.current_credential(facts["course"], facts["assignment"], result.student)
+    if current and current["revoked_on"]:
+        return Issued(
+            result,
+            None,
+            f"revoked on {current['revoked_on']}: not issued again, no files written",
+            held=current["id"],
+        )
+    if current and current["name"] == result.name:
+        credential = {"facts": current["facts"], "token": current["token"]}
+        return dataclasses.replace(item, credential=credential)
+    older_id = item.document["certificate"]["id"] if item.document else None
+    same_name = item.document and item.document["certificate"]["name"] == result.name
+    certificate_id = older_id if older_id and same_name and not current else _free_id(registry)
+    credential = _sign_credential(registry, result, facts, badge_facts, certificate_id)
+    outcome = item.outcome
+    if older_id and certificate_id != older_id and not current:
+        outcome = (
+            f"issued (the name changed from {item.document['certificate']['name']!r}; the "
+            f"older-format certificate {older_id} stands until you revoke it)"
+        )
+    if current:
+        registry.supersede(current["id"], certificate_id)
+        outcome = (
+            f"re-issued as {certificate_id} (the name changed from {current['name']!r}); "
+            f"{current['id']} is superseded: publish again (gradacc-certify publish)"
+        )
+    return dataclasses.replace(item, credential=credential, outcome=outcome)
+
+
+def _sign_credential(registry, result: Result, facts: dict, badge_facts: dict, the_id: str):
+    """Sign and register a new credential for one student; its facts, for the PDF."""
+    key = badge_facts["key"]
+    stated = {
+        "id": the_id,
+        "course": facts["course"],
+        "assignment": facts["assignment"],
+        "course_title": facts["course_title"],
+        "assignment_title": facts["assignment_title"],
+        "issuer": facts["issuer"],
+        "name": result.name,
+        "score": round(result.score, 2),
+        "max_score": round(result.max_score, 2),
+        "course_version": facts["course_version"],
+        "date": facts["day"].isoformat(),
+    }
+    index = registry.free_status_index(status_lists.LIST_BITS)
+    verify_url = badge_facts["verify_url"]
+    credential = badge.open_badge_credential(
+        stated,
+        verify_url=verify_url,
+        status_indexes=dict.fromkeys(badge.PURPOSES, index),
+        issued=datetime.combine(facts["day"], time(), UTC),
+        pass_mark=badge_facts["pass_mark"],
+        email=badge_facts["emails"].get(result.student),
+    )
+    kid = badge.key_id(verify_url, vcjwt.thumbprint(key.public_key()))
+    token = vcjwt.sign(credential, key, kid)
+    registry.add_credential(stated, result.student, index, token)
+    return {"facts": stated, "token": token}

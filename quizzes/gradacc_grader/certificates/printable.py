@@ -74,7 +74,12 @@ def _belong_together(previous, fragment) -> bool:
 
 
 def write_printable(
-    record: dict, verify_url: str, path: Path, fonts: dict, language: str = "en"
+    record: dict,
+    verify_url: str,
+    path: Path,
+    fonts: dict,
+    language: str = "en",
+    fingerprint: str | None = None,
 ) -> None:
     """Write the one-page PDF of a certificate.
 
@@ -85,6 +90,8 @@ def write_printable(
         fonts: TrueType files: ``{"regular": path, "bold": path}``, and
             optionally ``"fallback"``, a font for names the others lack glyphs for.
         language: "en", "yo", or "both" (Yorùbá, with English under each line).
+        fingerprint: the issuer's key fingerprint (``signing.fingerprint``), printed so that
+            a reader can compare it with the one the issuer publishes; None: not printed.
 
     >>> import tempfile
     >>> record = {"id": "7K3M-Q9XT-2HPW", "course": "gradacc", "assignment": "final",
@@ -101,7 +108,7 @@ def write_printable(
     pdf = _new_pdf(record, fonts, "en" if language == "en" else "yo")
     _draw_facts(pdf, record["name"], texts)
     _draw_qr(pdf, address, x=PAGE_WIDTH - MARGIN - QR_SIZE, y=PAGE_HEIGHT - MARGIN - QR_SIZE)
-    _draw_footer(pdf, record["id"], texts)
+    _draw_footer(pdf, record["id"], texts, fingerprint)
     pdf.output(str(path))
 
 
@@ -204,7 +211,9 @@ def _draw_qr(pdf: FPDF, address: str, x: float, y: float) -> None:
                 pdf.rect(left, top, module + 0.05, module + 0.05, style="F")
 
 
-def _draw_footer(pdf: FPDF, certificate_id: str, texts: list[Wording]) -> None:
+def _draw_footer(
+    pdf: FPDF, certificate_id: str, texts: list[Wording], fingerprint: str | None
+) -> None:
     left_width = PAGE_WIDTH - 3 * MARGIN - QR_SIZE
     pdf.set_xy(MARGIN, PAGE_HEIGHT - MARGIN - QR_SIZE)
     pdf.set_font("Text", "", 11)
@@ -220,6 +229,11 @@ def _draw_footer(pdf: FPDF, certificate_id: str, texts: list[Wording]) -> None:
         pdf.set_font("Text", "", size)
         with _actual_text(pdf, text.check):
             pdf.multi_cell(left_width, height, text.check, align="L", new_x="LMARGIN", new_y="NEXT")
+    if fingerprint:
+        label = " · ".join(f"{t.key}: {fingerprint}" for t in texts)
+        pdf.set_font("Text", "", size)
+        with _actual_text(pdf, label):
+            pdf.cell(left_width, height, label, new_x="LMARGIN", new_y="NEXT")
 
 
 def default_fonts(fallback: Path | None = None) -> dict:

@@ -48,6 +48,23 @@ CREATE TABLE IF NOT EXISTS publications (
 """
 # A registry made before registries were published signed has no publications table yet.
 _PUBLICATIONS = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS publications") :]
+# Open Badges credentials (badge.py), since 2026-12: the signed VC-JWT, its bit in the status
+# lists, and what only the instructor keeps (the student, why it was revoked or superseded).
+_CREDENTIALS = """
+CREATE TABLE IF NOT EXISTS credentials (
+    id TEXT PRIMARY KEY,
+    course TEXT NOT NULL,
+    assignment TEXT NOT NULL,
+    student TEXT NOT NULL,
+    name TEXT NOT NULL,
+    status_index INTEGER NOT NULL UNIQUE,
+    token TEXT NOT NULL,
+    facts TEXT NOT NULL,
+    superseded_by TEXT,
+    revoked_on TEXT,
+    reason TEXT
+);
+"""
 
 
 class Registry:
@@ -79,6 +96,8 @@ class Registry:
         if not {"issuer", "certificates", "revocations"} <= tables:
             self.connection.close()
             raise ValueError(f"{self.path} is an SQLite file but not a certificate registry")
+        if "credentials" not in tables:
+            self.connection.executescript(_CREDENTIALS)
 
     def __enter__(self) -> Registry:
         return self
@@ -113,10 +132,88 @@ class Registry:
         ).fetchone()
         return None if row is None else {"id": row[0], "signed": row[1], "signature": row[2]}
 
-    def holds(self, certificate_id: str) -> bool:
-        """Whether an ID is already taken."""
+    def find_by_id(self, certificate_id: str) -> bool:
+        """Whether an older-format certificate holds this ID."""
         query = "SELECT 1 FROM certificates WHERE id = ?"
         return self.connection.execute(query, (certificate_id,)).fetchone() is not None
+
+    def holds(self, certificate_id: str) -> bool:
+        """Whether an ID is already taken (by a certificate of either format)."""
+        for table in ("certificates", "credentials"):
+            query = f"SELECT 1 FROM {table} WHERE id = ?"
+            if self.connection.execute(query, (certificate_id,)).fetchone() is not None:
+                return True
+        return False
+
+    def current_credential(self, course: str, assignment: str, student: str) -> dict | None:
+        """The student's Open Badges credential for this assignment that is not superseded."""
+        row = self.connection.execute(
+            "SELECT id, name, token, revoked_on, reason, facts FROM credentials WHERE course = ? "
+            "AND assignment = ? AND student = ? AND superseded_by IS NULL",
+            (course, assignment, student),
+        ).fetchone()
+        if row is None:
+            return None
+        keys = ("id", "name", "token", "revoked_on", "reason")
+        return {**dict(zip(keys, row, strict=False)), "facts": json.loads(row[5])}
+
+    def credential(self, certificate_id: str) -> dict | None:
+        """An Open Badges credential by its short ID, with the instructor's notes on it."""
+        row = self.connection.execute(
+            "SELECT id, student, token, superseded_by, revoked_on, reason FROM credentials "
+            "WHERE id = ?",
+            (certificate_id,),
+        ).fetchone()
+        keys = ("id", "student", "token", "superseded_by", "revoked_on", "reason")
+        return None if row is None else dict(zip(keys, row, strict=True))
+
+    def free_status_index(self, size: int) -> int:
+        """A random bit of the status lists that no credential holds yet (group privacy)."""
+        import secrets
+
+        while True:
+            index = secrets.randbelow(size)
+            query = "SELECT 1 FROM credentials WHERE status_index = ?"
+            if self.connection.execute(query, (index,)).fetchone() is None:
+                return index
+
+    def add_credential(self, facts: dict, student: str, index: int, token: str) -> None:
+        """Store a new signed credential of ``student``, with the facts its PDF prints."""
+        self.connection.execute(
+            "INSERT INTO credentials (id, course, assignment, student, name, status_index, token,"
+            " facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                facts["id"],
+                facts["course"],
+                facts["assignment"],
+                student,
+                facts["name"],
+                index,
+                token,
+                json.dumps(facts, ensure_ascii=False, sort_keys=True),
+            ),
+        )
+
+    def supersede(self, old: str, new: str) -> None:
+        """Mark credential ``old`` superseded by ``new`` (its bit in the message list)."""
+        query = "UPDATE credentials SET superseded_by = ? WHERE id = ?"
+        self.connection.execute(query, (new, old))
+
+    def revoke_credential(self, certificate_id: str, day: str, reason: str) -> None:
+        """Mark a credential revoked; the reason stays here, never in a published list."""
+        query = "UPDATE credentials SET revoked_on = ?, reason = ? WHERE id = ?"
+        self.connection.execute(query, (day, reason, certificate_id))
+
+    def status_indexes(self) -> dict[str, set[int]]:
+        """The set bits of each status list: revoked, and superseded (``message``)."""
+        rows = self.connection.execute(
+            "SELECT status_index, revoked_on IS NOT NULL, superseded_by IS NOT NULL "
+            "FROM credentials"
+        ).fetchall()
+        return {
+            "revocation": {index for index, revoked, _ in rows if revoked},
+            "message": {index for index, _, superseded in rows if superseded},
+        }
 
     def add(self, certificate_id: str, course: str, assignment: str, student: str, entry: dict):
         """Store a new signed certificate (sqlite3.IntegrityError if the ID or student has one)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -181,3 +182,16 @@ def read_signed(entry: dict, public_key: Ed25519PublicKey) -> dict:
             "or it was not signed by this issuer's key"
         ) from None
     return parse_json_object(text, "the signed record")
+
+
+def fingerprint(public_key: Ed25519PublicKey) -> str:
+    """The key's short fingerprint to compare out of band: SHA-256 of its 32 raw bytes, the
+    first 80 bits in hex, in groups of four.
+
+    >>> key = Ed25519PrivateKey.from_private_bytes(bytes(32)).public_key()
+    >>> fingerprint(key)
+    'SHA256:139E-3940-E64B-5491-7220'
+    """
+    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    digits = hashlib.sha256(raw).hexdigest()[:20].upper()
+    return "SHA256:" + "-".join(digits[i : i + 4] for i in range(0, len(digits), 4))

@@ -19,8 +19,9 @@ TEXT = {
         "issued_by": "Issued by {issuer} on {date}; course version {version}.",
         "issued": "Issued on {date}; course version {version}.",
         "id": "Certificate ID",
+        "key": "Issuer's key",
         "check": (
-            "Check it at {address} (or scan the code). The signed file {file} is the proof: "
+            "Check it at {address} (or scan the code). The credential {file} is the proof: "
             "anyone can check it with the issuer's public key."
         ),
     },
@@ -33,6 +34,7 @@ TEXT = {
         "issued_by": "{issuer} ló fún un ní ìwé-ẹ̀rí yìí ní ọjọ́ {date}; ẹ̀dà ẹ̀kọ́: {version}.",
         "issued": "A fún un ní ìwé-ẹ̀rí yìí ní ọjọ́ {date}; ẹ̀dà ẹ̀kọ́: {version}.",
         "id": "Nọ́mbà ìdánimọ̀ ìwé-ẹ̀rí",
+        "key": "Kọ́kọ́rọ́ ẹni tó fún un",
         "check": (
             "Ẹ yẹ̀ ẹ́ wò ní {address} (tàbí kí ẹ fi fóònù ka kóòdù yìí). Fáìlì tí a fọwọ́ sí, "
             "{file}, ni ẹ̀rí rẹ̀: ẹnikẹ́ni lè fi kọ́kọ́rọ́ gbangba ẹni tó fún un yẹ̀ ẹ́ wò."
@@ -53,6 +55,7 @@ class Wording:
     issued: str
     id: str
     check: str
+    key: str
 
 
 def wording(record: dict, language: str, address: str) -> Wording:
@@ -81,7 +84,7 @@ def wording(record: dict, language: str, address: str) -> Wording:
         "date": record["date"],
         "version": record["course_version"],
         "address": address,
-        "file": f"gradacc-certificate-{record['id']}.json",
+        "file": f"gradacc-credential-{record['id']}.jwt",
     }
     return Wording(
         title=text["title"],
@@ -91,5 +94,6 @@ def wording(record: dict, language: str, address: str) -> Wording:
         score=text["score"].format(**facts),
         issued=text["issued_by" if issuer else "issued"].format(**facts),
         id=text["id"],
+        key=text["key"],
         check=text["check"].format(**facts),
     )
