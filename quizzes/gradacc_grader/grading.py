@@ -59,7 +59,7 @@ from gradacc_grader.sandbox import (
     stop_harnesses,
 )
 from gradacc_grader.selftest import self_test
-from gradacc_grader.terminal_text import one_line, scrub_log
+from gradacc_grader.terminal_text import one_line, scrub_log, visible
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -345,7 +345,7 @@ def _finish(process, course: Path, assignment: str, folder: Path, timeout: float
 
 def _conclude(course: Path, assignment: str, folder: Path, merge_into_course: bool) -> Outcome:
     outcome = merge(course, assignment, folder) if merge_into_course else load(folder)
-    print(f"  {one_line(outcome.student)}: {one_line(outcome.status)}", file=sys.stderr, flush=True)
+    print(f"  {visible(outcome.student)}: {one_line(outcome.status)}", file=sys.stderr, flush=True)
     return outcome
 
 
@@ -413,11 +413,11 @@ def score_table(outcomes: list[Outcome]) -> str:
     student  score    max  manual  status
     ada        9.0   12.0  to do   graded
     """
-    width = max([len("student"), *(len(one_line(o.student)) for o in outcomes)])
+    width = max([len("student"), *(len(visible(o.student)) for o in outcomes)])
     lines = [f"{'student':<{width}}  score    max  manual  status"]
-    for o in outcomes:  # one_line: a student's text cannot move the cursor or add a row
+    for o in outcomes:  # a student's text cannot move the cursor or add a row
         manual = "to do" if o.needs_manual_grade else "done"
-        student, status = one_line(o.student), one_line(o.status)
+        student, status = visible(o.student), one_line(o.status)
         lines.append(
             f"{student:<{width}}  {o.score:5.1f}  {o.max_score:5.1f}  {manual:<6}  {status}"
         )

@@ -35,6 +35,8 @@ from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import ignore_patterns
 
 from gradacc_grader.folders import KINDS, TOO_DEEP, open_folder, unreadable, walk
+from gradacc_grader.terminal_text import visible
+from gradacc_grader.untrusted_output import is_student_id
 
 
 @dataclass(frozen=True)
@@ -251,16 +253,26 @@ class KeepLinksCollect(ExchangeCollect):
 
     def _path_to_record(self, path):
         record = super()._path_to_record(path)
-        record["foreign"] = self._made_by_another(path, record["username"])
+        record["foreign"] = self._not_a_student(record["username"]) or self._made_by_another(
+            path, record["username"]
+        )
         if record["foreign"]:
+            # the folder's name is the student's choice: its control characters are shown
             self.log.error(
                 "refused %s: %s; the submission of %s already in submitted/ (if any) is "
                 "kept as it is",
-                record["filename"],
+                visible(record["filename"]),
                 record["foreign"],
-                record["username"],
+                visible(record["username"]),
             )
         return record
+
+    @staticmethod
+    def _not_a_student(name: str) -> str | None:
+        """Why the name a folder of the exchange gives is not a student id (None if it is)."""
+        if is_student_id(name):
+            return None
+        return "the student id it names is not a plain name (letters, digits, . _ - @)"
 
     def _sort_by_timestamp(self, records):
         """Newest first, a student's own submissions before any made by someone else."""
