@@ -48,6 +48,7 @@ from pathlib import Path
 
 from gradacc_grader.folders import remove_tree
 from gradacc_grader.gradebook_scores import record, sanitize
+from gradacc_grader.plain_autograde import EXPORTER as PLAIN_EXPORTER
 from gradacc_grader.private import make_course_private, make_private, private_umask
 from gradacc_grader.results import Outcome, load, merge, prepare, save
 from gradacc_grader.sandbox import (
@@ -385,6 +386,8 @@ def _autograde(folder: Path, assignment: str, sandbox: Sandbox, kernels: Path) -
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     config = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
     config.CourseDirectory.root = str(folder)
+    # the course refuses nbgrader's plain autograde; this one is sandboxed and scored outside
+    config.Autograde.exporter_class = PLAIN_EXPORTER
     if not sandbox.unsafe:
         config.Execute.kernel_manager_class = "gradacc_grader.kernel.SandboxKernelManager"
         manager = config.SandboxKernelManager

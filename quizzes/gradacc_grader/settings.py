@@ -44,6 +44,13 @@ def configure(c) -> None:
         "nbgrader.preprocessors.CheckCellMetadata",
     ]
 
+    # nbgrader's own autograde (the command, formgrader's Autograde button) would run students'
+    # code with your rights and give every answered question full marks: it refuses, before it
+    # touches anything, with one line saying to run gradacc-grade, which sets this back to
+    # nbconvert's NotebookExporter for its own, sandboxed autograde
+    # (gradacc_grader.plain_autograde).
+    c.Autograde.exporter_class = "gradacc_grader.plain_autograde.RefusePlainAutograde"
+
     # Feedback goes to students. SanitizeFeedback, first, makes the notebook data
     # (gradacc_grader.untrusted_output): the student's markdown as text, outputs as text or checked
     # images, no markup from metadata. The test cells hold no secret (they only report values; the

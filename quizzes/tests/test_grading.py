@@ -848,6 +848,7 @@ def test_class_and_student_grading_times(faq):
         submit(course, f"s{index:02d}", honest_notebook(course))
     grade = [str(BIN / "gradacc-grade"), "--course", str(course), ASSIGNMENT]
     plain = [str(BIN / "nbgrader"), "autograde", ASSIGNMENT, "--force"]
+    plain.append("--Autograde.exporter_class=nbconvert.exporters.NotebookExporter")  # refused else
     pairs = [
         (
             _seconds([*plain, "--student=s00"], course),
