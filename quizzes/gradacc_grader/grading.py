@@ -47,7 +47,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gradacc_grader.folders import remove_tree
-from gradacc_grader.gradebook_scores import record, sanitize
+from gradacc_grader.gradebook_scores import no_due_date_warning, record, sanitize
 from gradacc_grader.plain_autograde import EXPORTER as PLAIN_EXPORTER
 from gradacc_grader.private import make_course_private, make_private, private_umask
 from gradacc_grader.results import Outcome, load, merge, prepare, save
@@ -107,6 +107,10 @@ def _grade(args) -> int:
     sandbox = _sandbox(args, course)
     if sandbox is None:
         return 2
+    for assignment in assignments:
+        warning = no_due_date_warning(course, assignment)
+        if warning:
+            print(f"gradacc-grade: warning: {warning}", file=sys.stderr)
     classes = {
         assignment: args.student
         or sorted(p.parent.name for p in (course / "submitted").glob(f"*/{assignment}"))
@@ -410,20 +414,19 @@ def _reason(log: str) -> str:
 
 
 def score_table(outcomes: list[Outcome]) -> str:
-    """The class's scores as a plain-text table, one row per student.
+    """The class's scores as a plain-text table, one row per student, each score as the
+    gradebook holds it (never rounded to fewer digits).
 
-    >>> print(score_table([Outcome("ada", "graded", 9.0, 12.0, True)]))
+    >>> print(score_table([Outcome("ada", "graded", 4.25, 12.0, True)]))
     student  score    max  manual  status
-    ada        9.0   12.0  to do   graded
+    ada       4.25     12  to do   graded
     """
     width = max([len("student"), *(len(visible(o.student)) for o in outcomes)])
     lines = [f"{'student':<{width}}  score    max  manual  status"]
     for o in outcomes:  # a student's text cannot move the cursor or add a row
         manual = "to do" if o.needs_manual_grade else "done"
         student, status = visible(o.student), one_line(o.status)
-        lines.append(
-            f"{student:<{width}}  {o.score:5.1f}  {o.max_score:5.1f}  {manual:<6}  {status}"
-        )
+        lines.append(f"{student:<{width}}  {o.score:5g}  {o.max_score:5g}  {manual:<6}  {status}")
         lines += [f"{'':<{width}}    {one_line(note)}" for note in o.notes]
     return "\n".join(lines)
 

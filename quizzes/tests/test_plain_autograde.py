@@ -83,6 +83,7 @@ def test_gradacc_grade_still_grades_the_course(course, cli, tmp_path):
     students = ["--student", "sample-honest", "--student", "sample-partly", "--student", "mallory"]
     done = cli(["gradacc-grade", "--course", str(course), NAME, *students, "--jobs", "2"])
     assert done.returncode == 0, done.stdout + done.stderr
+    assert f"gradacc-grade: warning: {NAME} has no due date" in done.stderr  # item 6
     with (course / "sample_class_expected.csv").open(newline="", encoding="utf-8") as file:
         expected = {
             (row["student"], row["grade_id"]): float(row["expected_points"])
