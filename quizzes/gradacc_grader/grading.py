@@ -48,6 +48,7 @@ from pathlib import Path
 
 from gradacc_grader.folders import remove_tree
 from gradacc_grader.gradebook_scores import no_due_date_warning, record, sanitize
+from gradacc_grader.names import unsafe_names
 from gradacc_grader.plain_autograde import EXPORTER as PLAIN_EXPORTER
 from gradacc_grader.private import make_course_private, make_private, private_umask
 from gradacc_grader.results import Outcome, load, merge, prepare, save
@@ -107,10 +108,7 @@ def _grade(args) -> int:
     sandbox = _sandbox(args, course)
     if sandbox is None:
         return 2
-    for assignment in assignments:
-        warning = no_due_date_warning(course, assignment)
-        if warning:
-            print(f"gradacc-grade: warning: {warning}", file=sys.stderr)
+    _warn(course, assignments)
     classes = {
         assignment: args.student
         or sorted(p.parent.name for p in (course / "submitted").glob(f"*/{assignment}"))
@@ -233,6 +231,16 @@ def _sandbox(args, course: Path) -> Sandbox | None:
         print(f"gradacc-grade: refusing to grade without a sandbox: {error}", file=sys.stderr)
         return None
     return sandbox
+
+
+def _warn(course: Path, assignments: list[str]) -> None:
+    """Print what the instructor should fix, though grading goes on: a missing due date, a
+    student's name with markup or control characters already in the gradebook."""
+    warnings = [no_due_date_warning(course, assignment) for assignment in assignments]
+    for line in unsafe_names(course / "gradebook.db"):
+        warnings.append(f"{line} (fix it: nbgrader db student add <id> --first-name ...)")
+    for warning in filter(None, warnings):
+        print(f"gradacc-grade: warning: {warning}", file=sys.stderr)
 
 
 def _preload(torch_too: bool) -> None:

@@ -19,7 +19,10 @@ off). The lists (students, submissions) write names with jQuery's `.text()`, as 
 from __future__ import annotations
 
 import html
+import sqlite3
 import unicodedata
+from contextlib import closing
+from pathlib import Path
 
 from nbconvert.preprocessors import Preprocessor
 
@@ -106,6 +109,23 @@ def guard_gradebook() -> None:
         attribute = getattr(Student, field)
         if not event.contains(attribute, "set", _refuse):
             event.listen(attribute, "set", _refuse, retval=True)
+
+
+def unsafe_names(gradebook: Path) -> list[str]:
+    """check_student's lines for every student already in a gradebook (read as plain data).
+
+    For names that entered before the course refused them: formgrader's page for a missing
+    autograded notebook (nbgrader's `formgrade_404.tpl`, rendered by its own Jinja
+    environment, which no setting reaches) still writes them unescaped.
+    """
+    columns = ", ".join(FIELDS)
+    read_only = f"{Path(gradebook).resolve().as_uri()}?mode=ro"
+    with closing(sqlite3.connect(read_only, uri=True)) as db:
+        rows = db.execute(f"SELECT {columns} FROM student ORDER BY id").fetchall()
+    problems = []
+    for row in rows:
+        problems += check_student(str(row[0]), dict(zip(FIELDS[1:], row[1:], strict=True)))
+    return problems
 
 
 class EscapeStudentFields(Preprocessor):

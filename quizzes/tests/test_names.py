@@ -74,6 +74,17 @@ def test_the_gradebook_refuses_a_markup_name_from_every_nbgrader_way_in(gradeboo
     assert rows == [("ada", "Ada", "Lovelace")]  # nothing else went in
 
 
+def test_names_already_in_a_gradebook_are_found(gradebook_path):
+    from gradacc_grader.names import unsafe_names
+
+    with closing(sqlite3.connect(gradebook_path)) as db, db:  # as an older course holds them
+        insert = "INSERT INTO student (id, first_name, last_name) VALUES (?, ?, ?)"
+        db.execute(insert, ("ada", "Ada", "Lovelace"))
+        db.execute(insert, ("mal", MARKUP, "Lory"))
+    (line,) = unsafe_names(gradebook_path)
+    assert line.startswith("student 'mal': first_name holds '<' (U+003C)")
+
+
 def test_formgraders_page_resources_are_escaped_and_read_back_as_typed():
     resources = {"first_name": MARKUP, "last_name": "O'Brien", "student": "<s>", "index": 0}
     _, escaped = EscapeStudentFields().preprocess(None, dict(resources))
