@@ -40,6 +40,25 @@ MARKERS = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _names_unguarded_after_each_test():
+    """Each test starts with nbgrader's gradebook as nbgrader makes it.
+
+    A course's config (settings.configure) makes the process that loads it refuse names with
+    markup (gradacc_grader.names.guard_gradebook): right in an nbgrader command, but a test
+    that loads a course's config in pytest's own process would leave it on for the tests after
+    it, some of which write hostile names into a gradebook on purpose.
+    """
+    yield
+    from gradacc_grader.names import FIELDS, _refuse
+    from nbgrader.api import Student
+    from sqlalchemy import event
+
+    for field in FIELDS:
+        if event.contains(getattr(Student, field), "set", _refuse):
+            event.remove(getattr(Student, field), "set", _refuse)
+
+
 def pytest_configure(config):
     known = {line.split(":")[0] for line in config.getini("markers")}
     for name, meaning in MARKERS.items():
