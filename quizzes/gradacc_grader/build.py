@@ -2,6 +2,7 @@
 
     gradacc-build --course quizzes/course            # what `make quizzes` runs
     gradacc-build --course quizzes/course --lang yo  # the final in Yoruba, the rest in English
+    gradacc-build --course quizzes/course --roster students.csv   # and the class's students
 
 For each assignment: draws its release with the course's secret (created, mode 0600, on the
 first run), writes `source/<name>/<name>.ipynb` and the answer key `keys/<name>.json`, then
@@ -24,6 +25,7 @@ from gradacc_grader.bank import ASSIGNMENTS
 from gradacc_grader.draw import LETTERS, Asked, Release, Seeded, draw_release
 from gradacc_grader.notebook import TEXT, build_notebook
 from gradacc_grader.private import make_course_private, private_umask
+from gradacc_grader.roster import import_roster, read_roster
 from gradacc_grader.sample_class import write_sample_class
 from gradacc_grader.secret import ensure_secret
 
@@ -247,6 +249,12 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also write dry-run submissions to rehearse on (see sample_class.py)",
     )
+    parser.add_argument(
+        "--roster",
+        type=Path,
+        help="add the students of this CSV (columns id, first_name, last_name, email, "
+        "lms_user_id) to the gradebook; refused whole if a field holds markup (roster.py)",
+    )
     return parser
 
 
@@ -254,9 +262,13 @@ def main(argv: list[str] | None = None) -> int:
     """The console script gradacc-build; 0 when every assignment was built."""
     args = parser().parse_args(argv)
     try:
+        if args.roster:
+            read_roster(args.roster)  # a refused roster: refused before anything is built
         for line in build_course(args.course, args.lang, args.assignment, args.sample_class):
             print(line)
-    except (ValueError, RuntimeError) as error:
+        if args.roster:
+            print(import_roster(args.course, args.roster))
+    except (ValueError, RuntimeError, OSError) as error:
         print(f"gradacc-build: {error}", file=sys.stderr)
         return 1
     return 0

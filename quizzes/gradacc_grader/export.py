@@ -14,6 +14,11 @@
   in the class's platform, where a class sheet with them would fail to import or enrol
   them.
 
+Every text cell is data in a spreadsheet too: a cell that begins with `=`, `+`, `-`, `@`, a tab
+or a carriage return (a name typed as `=HYPERLINK(...)`) is written with a leading `'`, as
+OWASP's "CSV Injection" page and the spreadsheets' own documentation advise, so that Excel,
+LibreOffice and Google Sheets show it as text and never run it (`spreadsheet_text`).
+
 "Handed out" is what the class was given: each assignment released to the exchange
 (`nbgrader release_assignment`) or submitted by an enrolled student. The gradebook knows
 every assignment `gradacc-build` generated, seven from the first day; a column for each
@@ -34,6 +39,26 @@ BY_QUESTION = "grades_by_question.csv"
 FOR_LMS = "grades_for_lms.csv"
 SELF_LEARNERS = "self_learners.csv"
 LMS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_text(value):
+    """A CSV cell a spreadsheet shows as text: a leading `'` before a formula's first character.
+
+    Numbers stay numbers (a score is never negative here).
+
+    >>> [spreadsheet_text(v) for v in ("=HYPERLINK(1)", "-2+3", "@SUM(1)", "Ada", 4.25)]
+    ["'=HYPERLINK(1)", "'-2+3", "'@SUM(1)", 'Ada', 4.25]
+    """
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def late_penalised_total(submission) -> float:
+    """A submission's total after its late penalty, never below 0, as the sheets and
+    certificates count it (nbgrader's `score` leaves the penalty out)."""
+    return round(max(0.0, submission.score - submission.late_submission_penalty), 2)
 
 
 def question_rows(gradebook: Gradebook, assignments: list[str], students: list[str]) -> list[dict]:
@@ -99,7 +124,7 @@ def lms_rows(gradebook: Gradebook, assignments: list[str], students: list[str]):
                 continue
             if submission.needs_manual_grade:
                 pending.append(f"{student.id}/{assignment.name}")
-            row.append(round(max(0.0, submission.score - submission.late_submission_penalty), 2))
+            row.append(late_penalised_total(submission))
         rows.append(row)
     return header, rows, pending
 
@@ -107,8 +132,8 @@ def lms_rows(gradebook: Gradebook, assignments: list[str], students: list[str]):
 def _write(path: Path, header: list[str], rows: list[list]) -> None:
     with path.open("w", newline="", encoding="utf-8") as file:
         writer = csv.writer(file)
-        writer.writerow(header)
-        writer.writerows(rows)
+        for row in [header, *rows]:
+            writer.writerow([spreadsheet_text(cell) for cell in row])
 
 
 class GradesExport(ExportPlugin):
@@ -139,10 +164,8 @@ class GradesExport(ExportPlugin):
         everyone = [s.id for s in gradebook.students]
         students = [str(s) for s in self.student] or everyone
         rows = question_rows(gradebook, asked, students)
-        with (folder / BY_QUESTION).open("w", newline="", encoding="utf-8") as file:
-            writer = csv.DictWriter(file, fieldnames=list(rows[0]) if rows else ["student_id"])
-            writer.writeheader()
-            writer.writerows(rows)
+        columns = list(rows[0]) if rows else ["student_id"]
+        _write(folder / BY_QUESTION, columns, [[row[c] for c in columns] for row in rows])
 
         enrolled = [s for s in students if not self.is_self_learner(s)]
         given = asked or handed_out(gradebook, self._outbound(), self.is_self_learner)

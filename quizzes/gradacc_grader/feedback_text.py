@@ -20,7 +20,9 @@ MESSAGES = {
         "right": "Right ({points:g} / {max:g}): {why}",
         "wrong": "{variable} = {value}: not right (0 / {max:g}).",
         "why": "What this choice gets wrong: {why}",
-        "later": "Why it is wrong is explained after the deadline.",
+        "later": "Why it is wrong is explained once the due date, {due} UTC, has passed.",
+        "undated": "Why it is wrong is explained once this assignment has a due date and it "
+        "has passed.",
         "unset": "{variable} was not set to a string when this cell ran (0 / {max:g}).",
         "several": "{variable} was reported {count} times in this cell (0 / {max:g}).",
         "unknown": '{variable} = {value} is not one of "A", "B", "C", "D" (0 / {max:g}).',
@@ -32,7 +34,9 @@ MESSAGES = {
         "right": "Ó tọ̀nà ({points:g} / {max:g}): {why}",
         "wrong": "{variable} = {value}: kò tọ̀nà (0 / {max:g}).",
         "why": "Ibi tí ìdáhùn yìí ti ṣàṣìṣe: {why}",
-        "later": "Ìdí tí kò fi tọ̀nà yóò hàn lẹ́yìn ọjọ́ ìparí.",
+        "later": "Ìdí tí kò fi tọ̀nà yóò hàn lẹ́yìn ọjọ́ ìparí, {due} UTC.",
+        "undated": "Ìdí tí kò fi tọ̀nà yóò hàn lẹ́yìn tí olùkọ́ bá ti fi ọjọ́ ìparí sí iṣẹ́ "
+        "yìí, tí ọjọ́ náà sì ti kọjá.",
         "unset": "A kò fi lẹ́tà kankan sínú {variable} nígbà tí sẹ́ẹ̀lì yìí ṣiṣẹ́ (0 / {max:g}).",
         "several": "{variable} fara hàn ní ìgbà {count} nínú sẹ́ẹ̀lì yìí (0 / {max:g}).",
         "unknown": '{variable} = {value} kì í ṣe "A", "B", "C" tàbí "D" (0 / {max:g}).',
@@ -75,6 +79,10 @@ REASONS = {
         (r"no result", "kò sí èsì kankan"),
         (r"no weights came back", "kò sí weights kankan tí ó padà dé"),
         (r"the weights have the wrong shapes", "ìrísí àwọn weights kò tọ̀nà"),
+        (
+            r"the weights are not all finite numbers \(NaN or infinity\)",
+            "àwọn weights kan kì í ṣe nọ́mbà tí ó ní òpin (NaN tàbí infinity)",
+        ),
         (
             r"the weights differ from one full-batch step per window by (?P<n>\S+)",
             "weights yàtọ̀ sí ti ìmúdójúìwọ̀n kan pẹ̀lú gbogbo batch fèrèsé kọ̀ọ̀kan, ní {n}",

@@ -41,8 +41,9 @@ def record(
             if outcome.ok:
                 outcome.status = "failed: nbgrader recorded no submission"
             return outcome
-        explain = explain_wrong_choices(folder, submission.assignment.duedate)
-        checks = checks_for(assignment, course, sandbox, explain) if outcome.ok else []
+        due = submission.assignment.duedate
+        explain = explain_wrong_choices(folder, due)
+        checks = checks_for(assignment, course, sandbox, explain, due) if outcome.ok else []
         lang = key_language(course, assignment) if course is not None else "en"
         pending = {}
         for notebook in submission.notebooks:
@@ -68,19 +69,44 @@ def explain_wrong_choices(folder: Path, duedate) -> bool:
     `c.GradaccFeedback.explain_wrong_choices = "now"` (self-paced, no resubmission) or
     `"after_deadline"` (the default: only once the assignment's due date has passed).
     """
+    if explanations_when(folder) == "now":
+        return True
+    now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)  # as nbgrader's
+    return duedate is not None and now > duedate
+
+
+def explanations_when(course: Path) -> str:
+    """The course's `GradaccFeedback.explain_wrong_choices`: "now" or "after_deadline"."""
     from traitlets.config.loader import PyFileConfigLoader
 
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     when = config.GradaccFeedback.get("explain_wrong_choices", "after_deadline")
-    if when == "now":
-        return True
-    if when != "after_deadline":
+    if when not in ("now", "after_deadline"):
         raise ValueError(
             f"GradaccFeedback.explain_wrong_choices = {when!r}: set it to 'now' or "
             "'after_deadline' in nbgrader_config.py"
         )
-    now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)  # as nbgrader's
-    return duedate is not None and now > duedate
+    return when
+
+
+def no_due_date_warning(course: Path, assignment: str) -> str | None:
+    """What to tell the instructor when wrong choices wait for a due date that is not set."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if explanations_when(course) == "now":
+        return None
+    with Gradebook(f"sqlite:///{Path(course) / 'gradebook.db'}") as gradebook:
+        try:
+            if gradebook.find_assignment(assignment).duedate is not None:
+                return None
+        except MissingEntry:
+            return None
+    return (
+        f"{assignment} has no due date, so the feedback of a wrong choice says it is wrong, "
+        "not why (it waits for a due date): set one with `nbgrader db assignment add "
+        f'{assignment} --duedate "2026-12-18 17:00 UTC"` and grade again after it, or set '
+        'c.GradaccFeedback.explain_wrong_choices = "now" in nbgrader_config.py'
+    )
 
 
 def _score(notebook, cells: list[dict], checks, outcome: Outcome, lang: str) -> dict[str, str]:

@@ -47,7 +47,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from gradacc_grader.folders import remove_tree
-from gradacc_grader.gradebook_scores import record, sanitize
+from gradacc_grader.gradebook_scores import no_due_date_warning, record, sanitize
+from gradacc_grader.names import unsafe_names
+from gradacc_grader.plain_autograde import EXPORTER as PLAIN_EXPORTER
 from gradacc_grader.private import make_course_private, make_private, private_umask
 from gradacc_grader.results import Outcome, load, merge, prepare, save
 from gradacc_grader.sandbox import (
@@ -59,7 +61,7 @@ from gradacc_grader.sandbox import (
     stop_harnesses,
 )
 from gradacc_grader.selftest import self_test
-from gradacc_grader.terminal_text import one_line, scrub_log
+from gradacc_grader.terminal_text import one_line, scrub_log, visible
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -106,6 +108,7 @@ def _grade(args) -> int:
     sandbox = _sandbox(args, course)
     if sandbox is None:
         return 2
+    _warn(course, assignments)
     classes = {
         assignment: args.student
         or sorted(p.parent.name for p in (course / "submitted").glob(f"*/{assignment}"))
@@ -230,6 +233,16 @@ def _sandbox(args, course: Path) -> Sandbox | None:
     return sandbox
 
 
+def _warn(course: Path, assignments: list[str]) -> None:
+    """Print what the instructor should fix, though grading goes on: a missing due date, a
+    student's name with markup or control characters already in the gradebook."""
+    warnings = [no_due_date_warning(course, assignment) for assignment in assignments]
+    for line in unsafe_names(course / "gradebook.db"):
+        warnings.append(f"{line} (fix it: nbgrader db student add <id> --first-name ...)")
+    for warning in filter(None, warnings):
+        print(f"gradacc-grade: warning: {warning}", file=sys.stderr)
+
+
 def _preload(torch_too: bool) -> None:
     """Import what every student's grading needs once, before the students' processes fork.
 
@@ -345,7 +358,7 @@ def _finish(process, course: Path, assignment: str, folder: Path, timeout: float
 
 def _conclude(course: Path, assignment: str, folder: Path, merge_into_course: bool) -> Outcome:
     outcome = merge(course, assignment, folder) if merge_into_course else load(folder)
-    print(f"  {one_line(outcome.student)}: {one_line(outcome.status)}", file=sys.stderr, flush=True)
+    print(f"  {visible(outcome.student)}: {one_line(outcome.status)}", file=sys.stderr, flush=True)
     return outcome
 
 
@@ -385,6 +398,8 @@ def _autograde(folder: Path, assignment: str, sandbox: Sandbox, kernels: Path) -
     os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     config = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
     config.CourseDirectory.root = str(folder)
+    # the course refuses nbgrader's plain autograde; this one is sandboxed and scored outside
+    config.Autograde.exporter_class = PLAIN_EXPORTER
     if not sandbox.unsafe:
         config.Execute.kernel_manager_class = "gradacc_grader.kernel.SandboxKernelManager"
         manager = config.SandboxKernelManager
@@ -407,20 +422,19 @@ def _reason(log: str) -> str:
 
 
 def score_table(outcomes: list[Outcome]) -> str:
-    """The class's scores as a plain-text table, one row per student.
+    """The class's scores as a plain-text table, one row per student, each score as the
+    gradebook holds it (never rounded to fewer digits).
 
-    >>> print(score_table([Outcome("ada", "graded", 9.0, 12.0, True)]))
+    >>> print(score_table([Outcome("ada", "graded", 4.25, 12.0, True)]))
     student  score    max  manual  status
-    ada        9.0   12.0  to do   graded
+    ada       4.25     12  to do   graded
     """
-    width = max([len("student"), *(len(one_line(o.student)) for o in outcomes)])
+    width = max([len("student"), *(len(visible(o.student)) for o in outcomes)])
     lines = [f"{'student':<{width}}  score    max  manual  status"]
-    for o in outcomes:  # one_line: a student's text cannot move the cursor or add a row
+    for o in outcomes:  # a student's text cannot move the cursor or add a row
         manual = "to do" if o.needs_manual_grade else "done"
-        student, status = one_line(o.student), one_line(o.status)
-        lines.append(
-            f"{student:<{width}}  {o.score:5.1f}  {o.max_score:5.1f}  {manual:<6}  {status}"
-        )
+        student, status = visible(o.student), one_line(o.status)
+        lines.append(f"{student:<{width}}  {o.score:5g}  {o.max_score:5g}  {manual:<6}  {status}")
         lines += [f"{'':<{width}}    {one_line(note)}" for note in o.notes]
     return "\n".join(lines)
 

@@ -62,6 +62,8 @@ def weights_differ(got, want):
     True
     >>> weights_differ([[1.0, 2.5]], [[1.0, 2.0]])
     'the weights differ from one full-batch step per window by 0.5'
+    >>> weights_differ([[1.0], [float("nan")]], [[1.0], [2.0]])
+    'the weights are not all finite numbers (NaN or infinity)'
     """
     try:
         got = [torch.tensor(w, dtype=torch.float64) for w in got]
@@ -70,6 +72,10 @@ def weights_differ(got, want):
     want = [torch.tensor(w, dtype=torch.float64) for w in want]
     if len(got) != len(want) or any(a.shape != b.shape for a, b in zip(got, want)):
         return "the weights have the wrong shapes"
+    # NaN compares false with everything: Python's max() of [0.0, nan] is 0.0, and a NaN
+    # weight once passed as "right". Only finite numbers can agree.
+    if not all(bool(torch.isfinite(a).all()) for a in got):
+        return "the weights are not all finite numbers (NaN or infinity)"
     error = max(float((a - b).abs().max()) for a, b in zip(got, want))
     scale = max(float(b.abs().max()) for b in want)
     # float64 throughout: a right loop agrees to ~1e-15 relative, every wrong recipe is off by

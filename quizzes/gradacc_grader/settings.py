@@ -6,11 +6,14 @@ these. The instructor's guide (quizzes/README.md) has the same table in short.
 
 from __future__ import annotations
 
+from gradacc_grader.names import guard_gradebook
+
 GUARDS = "gradacc_grader.guards"
 
 
 def configure(c) -> None:
-    """Apply every gradacc setting to nbgrader's config object `c`."""
+    """Apply every gradacc setting to nbgrader's config object `c` (and refuse markup in the
+    names nbgrader stores, in this process: gradacc_grader.names.guard_gradebook)."""
     # The course id: the gradebook, the exchange and formgrader file everything under it.
     c.CourseDirectory.course_id = "gradacc"
 
@@ -41,6 +44,13 @@ def configure(c) -> None:
         "nbgrader.preprocessors.CheckCellMetadata",
     ]
 
+    # nbgrader's own autograde (the command, formgrader's Autograde button) would run students'
+    # code with your rights and give every answered question full marks: it refuses, before it
+    # touches anything, with one line saying to run gradacc-grade, which sets this back to
+    # nbconvert's NotebookExporter for its own, sandboxed autograde
+    # (gradacc_grader.plain_autograde).
+    c.Autograde.exporter_class = "gradacc_grader.plain_autograde.RefusePlainAutograde"
+
     # Feedback goes to students. SanitizeFeedback, first, makes the notebook data
     # (gradacc_grader.untrusted_output): the student's markdown as text, outputs as text or checked
     # images, no markup from metadata. The test cells hold no secret (they only report values; the
@@ -60,6 +70,13 @@ def configure(c) -> None:
     c.GradaccFeedback.explain_wrong_choices = "after_deadline"
     # HTML and JavaScript that student code displays (outputs) are sanitized in feedback too.
     c.HTMLExporter.sanitize_html = True
+    # A student's name is data. formgrader's Manual Grading page writes the name and id into its
+    # markup unescaped (nbgrader 0.9.6, formgrade_macros.html.j2): this preprocessor of the page's
+    # HTMLExporter escapes them. And no name with markup or a control character enters the
+    # gradebook in the first place, whichever nbgrader command or page adds it
+    # (gradacc_grader.names).
+    c.HTMLExporter.preprocessors = ["gradacc_grader.names.EscapeStudentFields"]
+    guard_gradebook()
 
     # nbgrader chmods what it writes: autograded copies 444, feedback 644. They hold a
     # student's answers and grades: the instructor's only (gradacc_grader/private.py; nbgrader

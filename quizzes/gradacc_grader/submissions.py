@@ -19,10 +19,18 @@ is refused with the reason, for that student alone, before nbgrader parses or co
 it. `nbgrader collect` copies a submission up to one step past a limit, so that the
 grader refuses it with the same reason; it refuses outright a folder in the exchange
 made by another user than the student it names (see `KeepLinksCollect`).
+
+The time of a submission is the exchange's, never the student's: nbgrader takes it from the
+folder's name and the `timestamp.txt` in it, both written by the student's own `nbgrader
+submit` (a student backdates them at will). `nbgrader collect` here takes the time the folder
+and what it holds last changed (`exchange_time`, their inode change times, which only the
+kernel sets) and writes it into `submitted/<student>/<assignment>/timestamp.txt`, which
+autograde reads for the late penalty.
 """
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import pwd
@@ -34,7 +42,9 @@ from pathlib import Path
 from nbgrader.exchange.default.collect import ExchangeCollect
 from nbgrader.utils import ignore_patterns
 
-from gradacc_grader.folders import KINDS, TOO_DEEP, open_folder, unreadable, walk
+from gradacc_grader.folders import KINDS, TOO_DEEP, open_folder, remove_tree, unreadable, walk
+from gradacc_grader.terminal_text import visible
+from gradacc_grader.untrusted_output import is_student_id
 
 
 @dataclass(frozen=True)
@@ -235,10 +245,48 @@ def _recreate(source: Path, dest: Path) -> None:
     # a device: left out (students cannot make one)
 
 
+def exchange_time(path: Path, most: int = SubmissionLimits.entries + 1) -> datetime.datetime:
+    """When a folder of the exchange last changed, in UTC without a zone (as nbgrader's times).
+
+    The latest inode change time (ctime) of the folder and of what it holds (at most `most`
+    entries; links are not followed). A student chooses a file's name, content and modification
+    time (`touch -d`); its ctime is set by the kernel to the time of every change, and no user
+    can set it back.
+    """
+    latest, seen, folders = os.lstat(path).st_ctime, 0, [os.fspath(path)]
+    while folders and seen < most:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                found = list(entries)[: most - seen]
+        except OSError:  # a folder it may not read: the time of what it can
+            continue
+        for entry in found:
+            seen += 1
+            latest = max(latest, entry.stat(follow_symlinks=False).st_ctime)
+            if entry.is_dir(follow_symlinks=False):
+                folders.append(entry.path)
+    return datetime.datetime.fromtimestamp(latest, datetime.UTC).replace(tzinfo=None)
+
+
+def write_timestamp(submission: Path, when: datetime.datetime) -> None:
+    """Write `when` as the submission's timestamp.txt, in nbgrader's format, in place of the
+    student's (a link or a folder of that name is removed, never followed)."""
+    if submission.is_symlink() or not submission.is_dir():
+        return  # a link or a pipe handed in as the submission: gradacc-grade refuses it
+    target = submission / "timestamp.txt"
+    if target.is_dir() and not target.is_symlink():
+        remove_tree(target)
+    elif target.is_symlink() or target.exists():
+        target.unlink()
+    with open(target, "x", encoding="utf-8") as file:  # "x": never through a link
+        file.write(when.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+
+
 class KeepLinksCollect(ExchangeCollect):
     """`nbgrader collect` that copies links, pipes and sockets as such, never their targets,
     copies a submission only up to its limits, and never takes a folder in the exchange
-    made by another user than the student it names.
+    made by another user than the student it names. A submission's time is the exchange's
+    (`exchange_time`), written into its timestamp.txt in submitted/.
 
     nbgrader's own collect only warns about such a folder (CollectApp.check_owner) and
     then replaces that student's submission with it. Here it is refused with an error
@@ -250,17 +298,34 @@ class KeepLinksCollect(ExchangeCollect):
     """
 
     def _path_to_record(self, path):
-        record = super()._path_to_record(path)
-        record["foreign"] = self._made_by_another(path, record["username"])
+        # nbgrader's record, with the exchange's time: nbgrader parses the time in the folder's
+        # name, which the student wrote (and a name that is no time stopped the whole collect)
+        filename = os.path.basename(path)
+        record = {
+            "username": filename.rsplit("+", 3)[0],  # as nbgrader splits it: ids may hold '+'
+            "filename": filename,
+            "timestamp": exchange_time(Path(path)),
+        }
+        record["foreign"] = self._not_a_student(record["username"]) or self._made_by_another(
+            path, record["username"]
+        )
         if record["foreign"]:
+            # the folder's name is the student's choice: its control characters are shown
             self.log.error(
                 "refused %s: %s; the submission of %s already in submitted/ (if any) is "
                 "kept as it is",
-                record["filename"],
+                visible(record["filename"]),
                 record["foreign"],
-                record["username"],
+                visible(record["username"]),
             )
         return record
+
+    @staticmethod
+    def _not_a_student(name: str) -> str | None:
+        """Why the name a folder of the exchange gives is not a student id (None if it is)."""
+        if is_student_id(name):
+            return None
+        return "the student id it names is not a plain name (letters, digits, . _ - @)"
 
     def _sort_by_timestamp(self, records):
         """Newest first, a student's own submissions before any made by someone else."""
@@ -300,6 +365,7 @@ class KeepLinksCollect(ExchangeCollect):
             log=self.log,
         )
         stopped = copy_as_is(Path(src), Path(dest), ignore)
+        write_timestamp(Path(dest), exchange_time(Path(src)))
         if stopped:
             self.log.error(
                 "%s holds %s: copied only that far; gradacc-grade will refuse it", src, stopped

@@ -6,7 +6,9 @@ set the window's title, write the clipboard (OSC 52) or, in some terminals, answ
 keystrokes; a newline in a field adds a row to the score table. `printable` removes escape
 sequences, every other control character (C0 and C1, newlines and tabs kept) and the bidi
 overrides that make text read other than it is; `one_line` keeps a table field on its line;
-`scrub_log` cleans a log file in place.
+`scrub_log` cleans a log file in place. Names (a student id, a folder a student made) are not
+cleaned but shown: `visible` writes every control character as its escape (`\\x1b`), so the
+instructor sees that a name holds one, and none of them acts.
 """
 
 from __future__ import annotations
@@ -38,6 +40,23 @@ def printable(text: str) -> str:
     """
     text = _ESCAPES.sub("", str(text))
     return "".join(c for c in text if c in "\n\t" or not _is_control(c))
+
+
+def visible(text: str) -> str:
+    """The text with each control character written as its Python escape: shown, never acted on.
+
+    >>> print(visible("bob\\x1b]52;c;cm0gLXJm\\x07\\x1b[2J\\u202e\\n"))
+    bob\\x1b]52;c;cm0gLXJm\\x07\\x1b[2J\\u202e\\n
+    """
+    return "".join(
+        c.encode("unicode_escape").decode("ascii") if _shown_escaped(c) else c for c in str(text)
+    )
+
+
+def _shown_escaped(char: str) -> bool:
+    # a backslash too, so that a typed "\\x1b" reads apart from a real ESC; "Cs": the bytes of
+    # a name that is not UTF-8 (Python's surrogateescape), which no terminal can print
+    return _is_control(char) or char == "\\" or unicodedata.category(char) == "Cs"
 
 
 def one_line(text: str) -> str:

@@ -22,6 +22,7 @@ so anything it makes up scores what a guess scores.
 from __future__ import annotations
 
 import ast
+import datetime
 import json
 import secrets
 from collections.abc import Callable
@@ -135,11 +136,13 @@ def multiple_choice(
     points: float = 1.0,
     explain: bool = False,
     lang: str = "en",
+    due: datetime.datetime | None = None,
 ) -> Check:
     """Score the value the test cell reported for `variable` against the right `letter`.
 
     A wrong choice's message says what that choice gets wrong when `explain` (never which
-    choice is right); otherwise that the explanation comes after the deadline.
+    choice is right); otherwise when it will: once the due date `due` (UTC) has passed, or
+    once the assignment has one.
 
     >>> whys = {"A": "adds", "B": "replaces", "C": "averages", "D": "clears"}
     >>> check = multiple_choice("q_test", "answer_q", "A", whys)
@@ -170,10 +173,17 @@ def multiple_choice(
             text = words["right"].format(points=points, max=points, why=whys[letter])
             return Scored(float(points), "right answer", text)
         text = words["wrong"].format(variable=variable, value=shown, max=points)
-        later = words["why"].format(why=whys[choice]) if explain else words["later"]
+        later = words["why"].format(why=whys[choice]) if explain else _when_explained(words, due)
         return Scored(0.0, f"{variable} = {shown} is not the right answer", f"{text} {later}")
 
     return Check(grade_id, float(points), run)
+
+
+def _when_explained(words: dict[str, str], due: datetime.datetime | None) -> str:
+    """The sentence a wrong choice's message ends with when it is not explained yet."""
+    if due is None:
+        return words["undated"]
+    return words["later"].format(due=due.strftime("%Y-%m-%d %H:%M"))
 
 
 def cells_before(cells: list[dict], grade_id: str) -> list[str]:
@@ -259,12 +269,17 @@ def read_key(course: Path, assignment: str) -> dict | None:
 
 
 def checks_for(
-    assignment: str, course: Path, sandbox: Sandbox, explain: bool = False
+    assignment: str,
+    course: Path,
+    sandbox: Sandbox,
+    explain: bool = False,
+    due: datetime.datetime | None = None,
 ) -> list[Check]:
     """The grader's checks of an assignment, from the course's answer key (none without one).
 
     `explain`: whether a wrong choice's message says what it gets wrong (the course's
-    setting, gradacc_grader.settings: now, or after the deadline).
+    setting, gradacc_grader.settings: now, or after the deadline); `due`: the assignment's
+    due date (UTC), which the message names when it does not explain yet.
 
     >>> checks_for("gradacc_faq", Path("/nonexistent"), sandbox=None)
     []
@@ -284,6 +299,7 @@ def checks_for(
                     points,
                     explain,
                     lang,
+                    due,
                 )
             )
         elif cell["kind"] == "exercise":

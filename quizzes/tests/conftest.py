@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import shutil
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -32,6 +38,25 @@ MARKERS = {
     "distributed": "starts several processes",
     "benchmark": "timings, run by `make bench`",
 }
+
+
+@pytest.fixture(autouse=True)
+def _names_unguarded_after_each_test():
+    """Each test starts with nbgrader's gradebook as nbgrader makes it.
+
+    A course's config (settings.configure) makes the process that loads it refuse names with
+    markup (gradacc_grader.names.guard_gradebook): right in an nbgrader command, but a test
+    that loads a course's config in pytest's own process would leave it on for the tests after
+    it, some of which write hostile names into a gradebook on purpose.
+    """
+    yield
+    from gradacc_grader.names import FIELDS, _refuse
+    from nbgrader.api import Student
+    from sqlalchemy import event
+
+    for field in FIELDS:
+        if event.contains(getattr(Student, field), "set", _refuse):
+            event.remove(getattr(Student, field), "set", _refuse)
 
 
 def pytest_configure(config):
@@ -130,3 +155,69 @@ def built(tmp_path_factory) -> Path:
 def course_copy(built, tmp_path) -> Path:
     """A copy of the built course (gradebook included) that a test may change."""
     return Path(shutil.copytree(built, tmp_path / "course", symlinks=True))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(url: str) -> str:
+    """The body of a GET of `url` (a local server), as text."""
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.read().decode("utf-8")
+
+
+@contextlib.contextmanager
+def serve(course: Path, home: Path):
+    """A Jupyter server with formgrader serving `course` on 127.0.0.1: (base URL, token)."""
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {
+        "PATH": f"{BIN}{os.pathsep}/usr/bin:/bin",
+        "HOME": str(home),
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+    }
+    command = [
+        str(BIN / "jupyter"),
+        "server",
+        "--no-browser",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        "--ServerApp.ip=127.0.0.1",
+        f"--IdentityProvider.token={token}",
+        "--allow-root",
+    ]
+    log = home / "server.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            command,
+            cwd=course,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            with contextlib.suppress(OSError):
+                get(f"{base}/api/status?token={token}")
+                break
+            assert process.poll() is None, log.read_text()
+            time.sleep(0.5)
+        yield base, token
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(10)
+
+
+@pytest.fixture(scope="session")
+def formgrader():
+    """serve(course, home): a context manager running formgrader on `course`, (URL, token)."""
+    return serve

@@ -55,7 +55,7 @@ def course(tmp_path) -> Path:
 
 
 def sheet(course: Path, name: str) -> list[list[str]]:
-    with (course / "exports" / name).open(encoding="utf-8") as file:
+    with (course / "exports" / name).open(newline="", encoding="utf-8") as file:
         return list(csv.reader(file))
 
 
@@ -90,3 +90,27 @@ def test_the_assignments_asked_for_are_exported(course, cli):
     done = cli(["nbgrader", "export", "--assignment=['lesson9']"], cwd=course)
     assert done.returncode != 0
     assert "'lesson9' is not in the gradebook; export some of gradacc_faq, lesson1" in done.stderr
+
+
+def test_no_cell_of_any_export_starts_a_formula(course, cli):
+    """Names as a student typed them into a sign-up form: every sheet shows them as text."""
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(course / "gradebook.db")) as db, db:
+        update = "UPDATE student SET first_name = ?, last_name = ? WHERE id = ?"
+        db.execute(update, ("+cmd|' /C calc'!A0", "=HYPERLINK(A1;B1)", "ada"))
+        db.execute(update, ("\tBob", "@SUM(1+1)", "bob"))
+        db.execute(update, ("\rCy", "-2+3", "learner-0042"))
+    done = cli(["nbgrader", "export"], cwd=course)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lms = sheet(course, "grades_for_lms.csv")
+    assert [row[0] for row in lms[1:]] == [
+        "'=HYPERLINK(A1;B1), +cmd|' /C calc'!A0",  # the cell begins with =: neutralized
+        "'@SUM(1+1), \tBob",
+    ]
+    assert sheet(course, "self_learners.csv")[1][0] == "'-2+3, \rCy"
+    for name in ("grades_for_lms.csv", "self_learners.csv", "grades_by_question.csv"):
+        for row in sheet(course, name):
+            for cell in row:
+                assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), (name, cell)

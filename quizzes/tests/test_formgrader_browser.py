@@ -18,19 +18,11 @@ shows the watchers see payloads that run.
 from __future__ import annotations
 
 import base64
-import contextlib
 import html
 import io
 import json
-import os
 import re
-import secrets
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -157,64 +149,16 @@ def course(built, tmp_path_factory, cli) -> Path:
     return course
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _get(url: str) -> str:
     with urllib.request.urlopen(url, timeout=10) as response:
         return response.read().decode("utf-8")
 
 
 @pytest.fixture(scope="module")
-def server(course, tmp_path_factory):
+def server(course, tmp_path_factory, formgrader):
     """A Jupyter server with formgrader, serving the course on 127.0.0.1; (base URL, token)."""
-    home = tmp_path_factory.mktemp("home")
-    port, token = _free_port(), secrets.token_hex(16)
-    env = {
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin",
-        "HOME": str(home),
-        "JUPYTER_CONFIG_DIR": str(home / "config"),
-        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-    }
-    command = [
-        str(Path(sys.executable).parent / "jupyter"),
-        "server",
-        "--no-browser",
-        f"--port={port}",
-        "--ServerApp.port_retries=0",
-        "--ServerApp.ip=127.0.0.1",
-        f"--IdentityProvider.token={token}",
-        "--allow-root",
-    ]
-    log = home / "server.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            command,
-            cwd=course,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            with contextlib.suppress(OSError):
-                _get(f"{base}/api/status?token={token}")
-                break
-            assert process.poll() is None, log.read_text()
-            time.sleep(0.5)
+    with formgrader(course, tmp_path_factory.mktemp("home")) as (base, token):
         yield base, token
-    finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(10)
 
 
 # What a rendered page must not hold: run in the page after it loaded.

@@ -36,6 +36,9 @@ def readable_by_others(folder: Path) -> list[str]:
     return found
 
 
+PLAIN = "--Autograde.exporter_class=nbconvert.exporters.NotebookExporter"
+
+
 def test_answers_and_grades_are_private_whatever_the_umask(
     usual_umask, course_with_secret, cli, tmp_path
 ):
@@ -45,7 +48,8 @@ def test_answers_and_grades_are_private_whatever_the_umask(
     done = cli([*build, "--sample-class"])
     assert done.returncode == 0, done.stdout + done.stderr
     for command in (
-        ["nbgrader", "autograde", ASSIGNMENT, "--student", "sample-honest"],
+        # plain autograde is refused in the course; what it writes, set back, must be private
+        ["nbgrader", "autograde", ASSIGNMENT, "--student", "sample-honest", PLAIN],
         ["nbgrader", "generate_feedback", ASSIGNMENT],
         ["nbgrader", "export"],
     ):

@@ -146,7 +146,7 @@ def test_an_array_graded_class_merges_and_keeps_hand_grades_through_a_regrade(co
     done = grade(course, "--merge", str(results))
     assert done.returncode == 0, done.stdout + done.stderr
     assert written(course, "sample-honest") == (2.0, False)
-    assert "sample-honest   10.0   10.0  done" in done.stdout
+    assert "sample-honest     10     10  done" in done.stdout
 
     # a new written answer: the old hand grade stays, but waits to be confirmed
     path = course / "submitted" / "sample-honest" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
