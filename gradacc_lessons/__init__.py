@@ -15,33 +15,40 @@ The names below are the ones a student calls most; the rest are imported from th
 module: `from gradacc_lessons.demos.batchnorm import compute_batchnorm_errors`.
 """
 
-from gradacc_lessons.accumulate import (
-    IGNORE_INDEX,
-    Event,
-    accumulated_gradients,
-    count_tokens,
-    full_batch_gradients,
-    split_batch,
-    token_loss,
-    train_accumulated,
-)
-from gradacc_lessons.compare import (
-    Comparison,
-    accumulation_errors,
-    compare_tensors,
-    parameters_of,
-    relative_error,
-)
-from gradacc_lessons.data import load_digits, make_classification, make_sequences
-from gradacc_lessons.device import make_repeatable, pick_device
-from gradacc_lessons.memory import (
-    MemoryReport,
-    estimate_training_memory,
-    measure_training_memory,
-)
-from gradacc_lessons.models import MLP, SmallCNN, TinySequenceModel
-from gradacc_lessons.planner import AccumulationPlan, plan_accumulation
-from gradacc_lessons.timing import time_effective_batch
+import importlib
+
+# Imported when first used (PEP 562): `gradacc-plan --help` and its argument errors answer
+# before torch loads; `from gradacc_lessons import train_accumulated` works as always.
+_HOMES = {
+    "Event": "gradacc_lessons.accumulate",
+    "IGNORE_INDEX": "gradacc_lessons.accumulate",
+    "accumulated_gradients": "gradacc_lessons.accumulate",
+    "count_tokens": "gradacc_lessons.accumulate",
+    "full_batch_gradients": "gradacc_lessons.accumulate",
+    "split_batch": "gradacc_lessons.accumulate",
+    "token_loss": "gradacc_lessons.accumulate",
+    "train_accumulated": "gradacc_lessons.accumulate",
+    "Comparison": "gradacc_lessons.compare",
+    "accumulation_errors": "gradacc_lessons.compare",
+    "compare_tensors": "gradacc_lessons.compare",
+    "parameters_of": "gradacc_lessons.compare",
+    "relative_error": "gradacc_lessons.compare",
+    "load_digits": "gradacc_lessons.data",
+    "make_classification": "gradacc_lessons.data",
+    "make_sequences": "gradacc_lessons.data",
+    "make_repeatable": "gradacc_lessons.device",
+    "pick_device": "gradacc_lessons.device",
+    "MemoryReport": "gradacc_lessons.memory",
+    "estimate_training_memory": "gradacc_lessons.memory",
+    "measure_training_memory": "gradacc_lessons.memory",
+    "MLP": "gradacc_lessons.models",
+    "SmallCNN": "gradacc_lessons.models",
+    "TinySequenceModel": "gradacc_lessons.models",
+    "AccumulationPlan": "gradacc_lessons.planner",
+    "plan_accumulation": "gradacc_lessons.planner",
+    "time_effective_batch": "gradacc_lessons.timing",
+}
+
 
 __all__ = [
     "IGNORE_INDEX",
@@ -72,3 +79,13 @@ __all__ = [
     "token_loss",
     "train_accumulated",
 ]
+
+
+def __getattr__(name: str):
+    if name in _HOMES:
+        return getattr(importlib.import_module(_HOMES[name]), name)
+    raise AttributeError(f"module 'gradacc_lessons' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])

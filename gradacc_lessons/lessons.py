@@ -27,7 +27,7 @@ class Lesson:
     number: int
     notebook: str
     title: str
-    title_yo: str
+    title_yo: str  # as the lesson's catalogue (locales/yo) translates its heading
     shows: str
     extra: str | None = None
     extra_modules: tuple[str, ...] = ()
@@ -47,7 +47,7 @@ LESSONS: tuple[Lesson, ...] = (
         1,
         "01_accumulation_is_a_full_batch.ipynb",
         "Accumulation is a full batch in disguise",
-        "Ìkójọpọ̀ gradient jẹ́ batch kíkún ní ọ̀nà mìíràn",
+        "Ìkójọpọ̀ gradient jẹ́ batch kíkún ní àwọ̀ mìíràn",
         "gradients add up in `.grad`; N micro-batches = one batch, in float32 and float64; when "
         "to step and clear (a timeline); the off-by-one bug; the same training with SGD and AdamW",
         graded=True,
@@ -56,7 +56,7 @@ LESSONS: tuple[Lesson, ...] = (
         2,
         "02_scaling_the_loss.ipynb",
         "Scaling the loss right",
-        "Pípín loss lọ́nà tó tọ́",
+        "Pínpín loss bí ó ti yẹ",
         "mean vs sum, and what a loss N times too large does to SGD and Adam; uneven "
         "micro-batches; token-level losses, the Transformers bug (2023-2024) and a model trained "
         "to the end with it; the last window, schedulers, clipping, logging",
@@ -66,7 +66,7 @@ LESSONS: tuple[Lesson, ...] = (
         3,
         "03_batchnorm.ipynb",
         "Where the equivalence breaks: BatchNorm",
-        "Ibi tí ìdọ́gba ti yẹ̀: BatchNorm",
+        "Ibi tí ìdọ́gba ti já: BatchNorm",
         "where the equivalence breaks: BatchNorm's per-micro-batch statistics; LayerNorm and "
         "GroupNorm; running statistics; whole trainings with per-micro-batch BatchNorm, and N "
         "micro-batches = N GPUs with plain BatchNorm; one sample; dropout",
@@ -76,7 +76,7 @@ LESSONS: tuple[Lesson, ...] = (
         4,
         "04_peak_memory.ipynb",
         "Peak memory: measure it, plot it, plan with it",
-        "Peak memory: wọ̀n ọ́n, yà á, fi ṣètò",
+        "Peak memory: wọ̀n ọ́n, yà á, kí o sì fi ṣètò",
         "peak memory against micro-batch size and N, measured and modelled; where in a window "
         "the peak happens, and a 7B model traced by the planner (lesson 9); the time it costs; "
         "a planner for a memory budget",
@@ -88,7 +88,7 @@ LESSONS: tuple[Lesson, ...] = (
         5,
         "05_training_curves.ipynb",
         "Training curves on real data",
-        "Àwọn ìlà ìkẹ́kọ̀ọ́ lórí data gidi",
+        "Ìlà training lórí data gidi",
         "a whole training run on real data: large batch, accumulation, small batch; a schedule "
         "sized by `len(dataloader)`, `torch.compile` and a short last micro-batch",
         graded=True,
@@ -97,7 +97,7 @@ LESSONS: tuple[Lesson, ...] = (
         6,
         "06_beyond_one_device.ipynb",
         "Beyond one device",
-        "Ju ẹ̀rọ kan lọ",
+        "Ré kọjá ẹ̀rọ kan",
         "DistributedDataParallel with `no_sync()` on real processes (timed, nanoGPT's flag, "
         "unequal micro-batch counts), mixed precision (bfloat16 `.grad`, skipped steps), "
         "activation checkpointing, FSDP/ZeRO's memory and communication, pipeline parallelism",
@@ -107,7 +107,7 @@ LESSONS: tuple[Lesson, ...] = (
         7,
         "07_frameworks.ipynb",
         "Accumulation in the frameworks you will use",
-        "Ìkójọpọ̀ nínú àwọn framework tí ìwọ yóò lò",
+        "Ìkójọpọ̀ gradient nínú àwọn framework tí o ó lò",
         "one tiny language model trained by the course's loop, Transformers' Trainer, Accelerate "
         "and Lightning against a float64 full batch: even windows, the short last window, token "
         "counts, logged loss, scheduler, clipping; DeepSpeed in words; a translation table "
@@ -119,7 +119,7 @@ LESSONS: tuple[Lesson, ...] = (
         8,
         "08_self_study_quiz.ipynb",
         "Self-study quiz: gradient accumulation",
-        "Ìdánwò ara-ẹni: ìkójọpọ̀ gradient",
+        "Ìdánwò fún ara rẹ: ìkójọpọ̀ gradient",
         "the FAQ (in English or in Yorùbá, the language of the guide the course is built from) "
         "and every lesson's questions, with a score that counts first tries",
         questions=False,
@@ -129,7 +129,7 @@ LESSONS: tuple[Lesson, ...] = (
         9,
         "09_plan_a_real_fine_tune.ipynb",
         "Plan a real fine-tune: will it fit, and with which N?",
-        "Ṣètò fine-tune gidi: ṣé yóò bá memory mu, pẹ̀lú N wo?",
+        "Ṣètò fine-tune gidi: ṣé yóò wọ inú memory, N wo ni?",
         "the capstone: plan an 8B model's fine-tune on a 24 GB GPU (full fine-tuning does not "
         "fit; LoRA + checkpointing at which micro-batch and N) and a 1,024 × 1,024 segmentation "
         "model, from one training step traced on fake tensors (`gradacc-plan`); small versions "

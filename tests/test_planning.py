@@ -19,8 +19,8 @@ from gradacc_lessons.memory import measure_training_memory
 from gradacc_lessons.planning import UNet, plan
 from gradacc_lessons.planning.cli import main
 from gradacc_lessons.planning.cpu_kernels import without_onednn
-from gradacc_lessons.planning.plan import Plan, measured_peak
 from gradacc_lessons.planning.predict import PeakModel, trace, traced_peak
+from gradacc_lessons.planning.search import Plan, measured_peak
 from gradacc_lessons.planning.setup import TrainingSetup
 
 # Nothing the planner calls may be deprecated: a deprecation or future warning fails a test.
@@ -171,7 +171,7 @@ def test_the_fake_step_counts_what_the_cpu_measures(name):
 def _autocast(model, setup):
     if setup.autocast_dtype is None:
         return model
-    from gradacc_lessons.planning.plan import _Autocast
+    from gradacc_lessons.planning.search import _Autocast
 
     return _Autocast(model, "cpu", setup.autocast_dtype)
 

@@ -12,6 +12,8 @@ import inspect
 import os
 import pkgutil
 import random
+import tempfile
+from pathlib import Path
 
 import matplotlib
 import numpy as np
@@ -53,13 +55,21 @@ from gradacc_lessons.demos import (
 )
 from gradacc_lessons.demos.frameworks import two_processes
 from gradacc_lessons.figures import explorers, plots
-from gradacc_lessons.planning import cpu_kernels, fake_step, formulas, plot, predict, presets
+from gradacc_lessons.planning import (
+    config_files,
+    cpu_kernels,
+    fake_step,
+    formulas,
+    plot,
+    predict,
+    presets,
+)
 from gradacc_lessons.planning.segmentation import UNet
 from gradacc_lessons.planning.setup import TrainingSetup
 from gradacc_lessons.quiz import attempts, glossary, language, questions, selfcheck
 
 matplotlib.use("Agg")
-plan = importlib.import_module("gradacc_lessons.planning.plan")  # the package exports plan()
+search = importlib.import_module("gradacc_lessons.planning.search")
 
 
 def public_functions() -> dict[str, object]:
@@ -118,6 +128,9 @@ def tiny_unet() -> nn.Module:
 
 
 UNET_SETUP = TrainingSetup(tiny_unet, input_shape=(3, 16, 16), optimizer="sgd")
+# A config.json as released models ship it: their dtype beside the shapes
+CONFIG_JSON = Path(tempfile.mkdtemp()) / "config.json"
+CONFIG_JSON.write_text('{"model_type": "gpt2", "n_layer": 1, "torch_dtype": "bfloat16"}')
 
 
 def linear_batch(size: int):
@@ -160,17 +173,26 @@ BAD = {
     ],
     "planning.predict.traced_peak": [("allocator", lambda: predict.traced_peak(
         UNET_SETUP, 1, 1, "gpu"))],
-    "planning.plan.measured_peak": [
-        ("setup", lambda: plan.measured_peak(None, 1, 1)),
-        ("micro_batch_size", lambda: plan.measured_peak(UNET_SETUP, 0, 1)),
+    "planning.config_files.read_config_file": [
+        ("path", lambda: config_files.read_config_file("/no/such/config.json")),
     ],
-    "planning.plan.plan": [
-        ("effective_batch", lambda: plan.plan(tiny_unet, 0, 1, input_shape=(3, 16, 16))),
-        ("budget", lambda: plan.plan(tiny_unet, 4, -1, input_shape=(3, 16, 16))),
-        ("model", lambda: plan.plan("gpt-5", 4, 1, sequence_length=8)),
-        ("input_shape", lambda: plan.plan(tiny_unet, 4, 1)),
-        ("sequence_length", lambda: plan.plan("gpt2", 4, 1, sequence_length=2048)),
-        ("allocator", lambda: plan.plan(tiny_unet, 4, 1, input_shape=(3, 8, 8), allocator="x")),
+    "planning.config_files.config_fields": [
+        ("model", lambda: config_files.config_fields("gpt-5")),
+    ],
+    "planning.config_files.requested_dtype": [
+        ("model", lambda: config_files.requested_dtype("gpt-5")),
+    ],
+    "planning.search.measured_peak": [
+        ("setup", lambda: search.measured_peak(None, 1, 1)),
+        ("micro_batch_size", lambda: search.measured_peak(UNET_SETUP, 0, 1)),
+    ],
+    "planning.search.plan": [
+        ("effective_batch", lambda: search.plan(tiny_unet, 0, 1, input_shape=(3, 16, 16))),
+        ("budget", lambda: search.plan(tiny_unet, 4, -1, input_shape=(3, 16, 16))),
+        ("model", lambda: search.plan("gpt-5", 4, 1, sequence_length=8)),
+        ("input_shape", lambda: search.plan(tiny_unet, 4, 1)),
+        ("sequence_length", lambda: search.plan("gpt2", 4, 1, sequence_length=2048)),
+        ("allocator", lambda: search.plan(tiny_unet, 4, 1, input_shape=(3, 8, 8), allocator="x")),
     ],
     "planning.presets.budget_bytes": [
         ("budget", lambda: presets.budget_bytes(0)),
@@ -909,11 +931,14 @@ CALLS = {
         lambda: nn.Linear(4, 3), sgd, linear_batch, F.mse_loss, 2),
     "planning.predict.trace": lambda: predict.trace(UNET_SETUP, 2, 2, "cpu"),
     "planning.predict.traced_peak": lambda: predict.traced_peak(UNET_SETUP, 2, 1, "cuda"),
-    "planning.plan.measured_peak": lambda: plan.measured_peak(UNET_SETUP, 2, 1),
-    "planning.plan.plan": lambda: plan.plan(
+    "planning.config_files.read_config_file": lambda: config_files.read_config_file(CONFIG_JSON),
+    "planning.config_files.config_fields": lambda: config_files.config_fields("gpt2"),
+    "planning.config_files.requested_dtype": lambda: config_files.requested_dtype(CONFIG_JSON),
+    "planning.search.measured_peak": lambda: search.measured_peak(UNET_SETUP, 2, 1),
+    "planning.search.plan": lambda: search.plan(
         tiny_unet, 8, 0.002, input_shape=(3, 16, 16), optimizer="sgd"),
     "planning.presets.budget_bytes": lambda: presets.budget_bytes("T4"),
-    "planning.plot.plot_plan": lambda: plot.plot_plan(plan.Plan(
+    "planning.plot.plot_plan": lambda: plot.plot_plan(search.Plan(
         "m", 8, 2**30, 2, 4, 2**29, "backward", {}, 2**28, 2**31,
         ((1, 2**28), (2, 2**29), (8, 2**31)), (), "a test")),
     "planning.cpu_kernels.knows": lambda: cpu_kernels.knows(torch.ops.aten.add.Tensor),

@@ -9,17 +9,19 @@ from gradacc_lessons.planning.presets import GiB
 def plot_plan(plan, ax=None, title: str | None = None):
     """Peak (GiB) against micro-batch size (log scale), the budget dashed, the plan marked.
 
-    >>> from gradacc_lessons.planning.plan import Plan
+    >>> from gradacc_lessons.planning.search import Plan
     >>> p = Plan("m", 8, 3 * GiB, 2, 4, 2 * GiB, "backward", {}, GiB, 5 * GiB,
     ...          ((1, GiB), (2, 2 * GiB), (8, 5 * GiB)), (), "test")
     >>> fig, ax = plot_plan(p)
     >>> len(ax.lines)
     3
     """
-    from gradacc_lessons.planning.plan import Plan
+    from gradacc_lessons.planning.search import Plan
 
     if not isinstance(plan, Plan):
-        raise ValueError(f"plan must be a Plan (from gradacc_lessons.planning.plan), got {plan!r}")
+        raise ValueError(
+            f"plan must be a Plan (from gradacc_lessons.planning.search), got {plan!r}"
+        )
     fig, ax = axes_for(ax)
     sizes = [size for size, _ in plan.curve]
     peaks = [peak / GiB for _, peak in plan.curve]

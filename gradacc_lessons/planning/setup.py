@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
+import difflib
+import inspect
 import os
 import unittest.mock
 import warnings
@@ -31,10 +32,9 @@ import torch
 from torch import nn
 
 from gradacc_lessons.checks import as_choice, as_count
-from gradacc_lessons.planning.presets import PRESETS
+from gradacc_lessons.planning.config_files import config_fields
+from gradacc_lessons.planning.presets import OPTIMIZERS, PRECISIONS, PRESETS
 
-PRECISIONS = ("32-true", "bf16-mixed", "bf16-true")
-OPTIMIZERS = ("adamw", "sgd")
 PEFT_VERSION = "0.21.2"
 INSTALL_PEFT = (
     f"LoRA needs peft: pip install 'peft=={PEFT_VERSION}' "
@@ -126,7 +126,9 @@ class TrainingSetup:
         if self.is_transformer:
             from transformers import AutoModelForCausalLM
 
-            model = AutoModelForCausalLM.from_config(self.config())
+            # float32 unless asked: from_config would take the config's dtype (a released
+            # config.json says bfloat16) and silently change the precision planned
+            model = AutoModelForCausalLM.from_config(self.config(), dtype=torch.float32)
         else:
             model = self.model()
             if not isinstance(model, nn.Module):
@@ -191,27 +193,49 @@ def _class_loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return nn.functional.cross_entropy(outputs.float(), targets)
 
 
+# Keys a released config.json carries that a config class does not list as its own fields:
+# transformers reads them (dtype, rope) or records them (where the file came from).
+_READ_ELSEWHERE = {"torch_dtype", "dtype", "rope_theta", "rope_scaling", "transformers_version",
+                   "_name_or_path", "architectures", "auto_map"}  # fmt: skip
+
+
 def _load_config(model):
     """A Transformers config from a preset name, a config.json path or a config object."""
     if _is_config(model):
         return model.__class__.from_dict(model.to_dict())  # a copy: the caller's stays as it is
-    if isinstance(model, str | os.PathLike) and os.path.isfile(model):
-        with open(model, encoding="utf-8") as file:
-            fields = json.load(file)
-    elif isinstance(model, str) and model in PRESETS:
-        fields = dict(PRESETS[model])
-    else:
-        raise ValueError(
-            f"unknown model {model!r}: pass a preset ({', '.join(PRESETS)}), the path of a "
-            f"config.json file, a Transformers config or a function that returns an nn.Module"
-        )
-    fields = dict(fields)
+    fields = config_fields(model)
     if "model_type" not in fields:
         raise ValueError(f"{model}: a config.json names its model_type (llama, gpt2, ...)")
     # imported here, after the checks: importing transformers takes seconds
-    from transformers import AutoConfig
+    from transformers import CONFIG_MAPPING, AutoConfig
 
-    return AutoConfig.for_model(fields.pop("model_type"), **fields)
+    kind = fields.pop("model_type")
+    if kind not in CONFIG_MAPPING:
+        close = difflib.get_close_matches(str(kind), list(CONFIG_MAPPING), n=3)
+        raise ValueError(
+            f"{model}: model_type {kind!r} is not one transformers knows"
+            + (f"; did you mean {' or '.join(map(repr, close))}?" if close else "")
+        )
+    _refuse_unknown_keys(model, fields, CONFIG_MAPPING[kind])
+    fields.pop("torch_dtype", None), fields.pop("dtype", None)  # --precision decides
+    return AutoConfig.for_model(kind, **fields)
+
+
+def _refuse_unknown_keys(model, fields: dict, config_class) -> None:
+    """A misspelled key would silently plan another model (the class's default takes over)."""
+    known = set(config_class().to_dict()) | set(getattr(config_class, "attribute_map", {}))
+    for cls in config_class.__mro__:
+        if "__init__" in vars(cls):
+            known |= set(inspect.signature(cls.__init__).parameters)
+    known |= _READ_ELSEWHERE
+    for key in fields:
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(
+                f"{model}: {key!r} is not a field of {config_class.__name__}{hint} "
+                f"(remove or correct it)"
+            )
 
 
 def _max_length(config) -> int | None:

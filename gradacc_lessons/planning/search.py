@@ -25,10 +25,11 @@ from gradacc_lessons.device import pick_device, seeded
 from gradacc_lessons.display import Table
 from gradacc_lessons.memory import format_bytes, measure_phase_peaks, measure_training_memory
 from gradacc_lessons.planner import _micro_batch_sizes
+from gradacc_lessons.planning.config_files import requested_dtype
 from gradacc_lessons.planning.cpu_kernels import without_onednn
 from gradacc_lessons.planning.fake_step import PARTS
 from gradacc_lessons.planning.predict import Peak, PeakModel, traced_peak
-from gradacc_lessons.planning.presets import GiB, budget_bytes
+from gradacc_lessons.planning.presets import DEFAULT_RESERVE_GIB, GiB, budget_bytes
 from gradacc_lessons.planning.setup import TrainingSetup
 
 FAKE_METHOD = "predicted: one training step traced on fake tensors"
@@ -63,6 +64,13 @@ class Plan:
     alternatives: tuple  # Alternative recipes, when nothing fits
     method: str
     optimizer_steps: int | None = None  # per epoch of `dataset_samples`
+    reserve_bytes: int = 0  # kept free of the budget: CUDA context, workspaces, fragmentation
+    notes: tuple = ()  # what the planner decided for you, in a sentence each
+
+    @property
+    def usable_bytes(self) -> int:
+        """What the training window may use: the budget less the reserve."""
+        return self.budget_bytes - self.reserve_bytes
 
     @property
     def fits(self) -> bool:
@@ -80,7 +88,7 @@ class Plan:
                 for a in self.alternatives
             )
             return (
-                f"Plan({self.model}: does not fit {_gib(self.budget_bytes)}; a micro-batch of 1 "
+                f"Plan({self.model}: does not fit {self._room()}; a micro-batch of 1 "
                 f"peaks at {_gib(self.peak_bytes)} in the {self.peak_phase}; alternatives: "
                 f"{options or 'none'})"
             )
@@ -88,8 +96,16 @@ class Plan:
             f"Plan({self.model}: micro_batch_size={self.micro_batch_size}, "
             f"accumulation_steps={self.accumulation_steps} for an effective batch of "
             f"{self.effective_batch}; peak {_gib(self.peak_bytes)} in the {self.peak_phase} "
-            f"of {_gib(self.budget_bytes)}; without accumulation "
+            f"of {self._room()}; without accumulation "
             f"{_gib(self.no_accumulation_bytes)})"
+        )
+
+    def _room(self) -> str:
+        if not self.reserve_bytes:
+            return _gib(self.budget_bytes)
+        return (
+            f"{_gib(self.usable_bytes)} ({_gib(self.budget_bytes)} less a reserve of "
+            f"{_gib(self.reserve_bytes)})"
         )
 
     def _repr_html_(self) -> str:
@@ -98,6 +114,7 @@ class Plan:
             ["accumulation steps N", self.accumulation_steps or "-"],
             ["effective batch", self.effective_batch],
             ["budget (GiB)", round(self.budget_bytes / GiB, 3)],
+            ["reserve: CUDA context, workspaces (GiB)", round(self.reserve_bytes / GiB, 3)],
             [f"peak (GiB), in the {self.peak_phase}", round(self.peak_bytes / GiB, 3)],
         ]
         rows += [[f"  {part} at the peak", round(self.at_peak[part] / GiB, 3)] for part in PARTS]
@@ -128,6 +145,7 @@ def plan(
     measure: bool = False,
     dataset_samples: int | None = None,
     alternatives: bool = True,
+    reserve: float | None = None,
 ) -> Plan:
     """The largest micro-batch whose window fits `budget`, and N for `effective_batch`.
 
@@ -136,6 +154,11 @@ def plan(
     give `input_shape`, one sample's shape). `budget`: GiB, or a GPU name (`GPUS`).
     `effective_tokens` (instead of samples) is turned into whole sequences. `allocator`:
     "cuda" rounds each block up to 512 bytes as PyTorch's GPU allocator does, "cpu" not.
+    `reserve`: GiB kept free of the budget for what the allocator's peak does not count
+    (the CUDA context, cuBLAS/cuDNN workspaces, fragmentation); by default
+    `presets.DEFAULT_RESERVE_GIB` when planning for a GPU (`allocator="cuda"`, a budget
+    of 4 GiB or more), else 0. The weights' dtype follows `precision`, whatever a
+    config.json asks for (the plan's `notes` say so).
     Raises ValueError when the budget is below the floor (weights, gradients and
     optimizer state), naming the alternatives that fit (`alternatives=False`: none are
     traced, which is faster).
@@ -152,15 +175,18 @@ def plan(
         lora_targets=lora_targets,
     )
     effective_batch = _effective_batch(effective_batch, effective_tokens, sequence_length)
-    budget = budget_bytes(budget)
+    total = budget_bytes(budget)
     if allocator not in ("cuda", "cpu"):
         raise ValueError(f"allocator must be 'cuda' or 'cpu', got {allocator!r}")
-    search = _Search(setup, effective_batch, budget, allocator, measure)
+    kept = _reserve_bytes(reserve, allocator, total)
+    usable = total - kept
+    search = _Search(setup, effective_batch, usable, allocator, measure)
     result = search.run()
     if not result.fits and alternatives and not measure:
-        options = tuple(_alternatives(setup, effective_batch, budget, allocator))
+        options = tuple(_alternatives(setup, effective_batch, usable, allocator))
         result = _replace(result, alternatives=options)
-    if budget < result.floor_bytes:
+    result = _replace(result, budget_bytes=total, reserve_bytes=kept, notes=_dtype_notes(setup))
+    if usable < result.floor_bytes:
         raise ValueError(_below_floor(result))
     if dataset_samples is not None:
         result = _replace(result, optimizer_steps=math.ceil(dataset_samples / effective_batch))
@@ -300,6 +326,30 @@ class _Autocast(nn.Module):
             return self.model(inputs)
 
 
+def _reserve_bytes(reserve, allocator: str, total: int) -> int:
+    """The bytes kept free; by default the GPU's reserve, none for the CPU or a toy budget."""
+    if reserve is None:
+        on_a_card = allocator == "cuda" and total >= 4 * DEFAULT_RESERVE_GIB * GiB
+        reserve = DEFAULT_RESERVE_GIB if on_a_card else 0.0
+    if isinstance(reserve, bool) or not isinstance(reserve, int | float) or reserve < 0:
+        raise ValueError(f"reserve must be a number of GiB >= 0, got {reserve!r}")
+    kept = int(reserve * GiB)
+    if kept >= total:
+        raise ValueError(
+            f"reserve {reserve} GiB leaves nothing of the budget {_gib(total)}: pass a smaller "
+            f"reserve (the default is {DEFAULT_RESERVE_GIB} GiB on a GPU)"
+        )
+    return kept
+
+
+def _dtype_notes(setup: TrainingSetup) -> tuple:
+    asked = requested_dtype(setup.model)
+    weights = "bfloat16" if setup.precision == "bf16-true" else "float32"
+    if asked is None or asked == weights:
+        return ()
+    return (f"the config says {asked}; planning {setup.precision} ({weights} weights) as asked",)
+
+
 def _effective_batch(samples, tokens, sequence_length) -> int:
     if tokens is not None:
         if not sequence_length:
@@ -345,21 +395,21 @@ def _below_floor(result: Plan) -> str:
     fitting = [a for a in result.alternatives if a.micro_batch_size is not None]
     if not result.alternatives:
         return (
-            f"budget {_gib(result.budget_bytes)} is below the floor of "
+            f"budget {result._room()} is below the floor of "
             f"{_gib(result.floor_bytes)}: weights, gradients and optimizer state alone do not "
             f"fit, whatever the micro-batch. Try LoRA (lora_rank=16), precision='bf16-true', "
             f"or plan(..., alternatives=True) to see which of them fit"
         )
     advice = (
         "; ".join(
-            f"{a.change} fits (micro-batch {a.micro_batch_size}, N={a.accumulation_steps}, "
-            f"peak {_gib(a.smallest_peak_bytes)} at a micro-batch of 1)"
+            f"{a.change} fits (micro-batch {a.micro_batch_size}, N={a.accumulation_steps}; a "
+            f"micro-batch of 1 peaks at {_gib(a.smallest_peak_bytes)})"
             for a in fitting
         )
         or "no alternative fits either: a larger GPU, or sharding over several (lesson 6)"
     )
     return (
-        f"budget {_gib(result.budget_bytes)} is below the floor of {_gib(result.floor_bytes)}: "
+        f"budget {result._room()} is below the floor of {_gib(result.floor_bytes)}: "
         f"weights, gradients and optimizer state alone do not fit, whatever the micro-batch. "
         f"Try: {advice}"
     )

@@ -1,0 +1,209 @@
+"""The planner at a practitioner's edges: downloaded config.json files, GPU budgets as CUDA
+reports them, a reserve, exit codes, JSON, and argument errors answered before torch loads."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+from gradacc_lessons.planning.cli import main
+from gradacc_lessons.planning.presets import DEFAULT_RESERVE_GIB, GPUS, PRESETS, budget_bytes
+
+GiB = 2**30
+
+# A tiny Llama as a released config.json reads: its weights' dtype, where it came from, rope.
+DOWNLOADED = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "vocab_size": 256,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 128,
+    "rope_theta": 10000.0,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "transformers_version": "4.43.0",
+}
+
+
+def llama_parameters(c: dict) -> int:
+    """Count a Llama's parameters by hand: embeddings, attention, MLP, norms, output layer."""
+    h, i, v, layers = (
+        c["hidden_size"],
+        c["intermediate_size"],
+        c["vocab_size"],
+        c["num_hidden_layers"],
+    )
+    head = h // c["num_attention_heads"]
+    kv = c["num_key_value_heads"] * head
+    attention = h * h + 2 * h * kv + h * h  # q, k, v, o; no biases
+    mlp = 3 * h * i  # gate, up, down
+    return v * h + layers * (attention + mlp + 2 * h) + h + v * h
+
+
+def write_config(tmp_path, **changes) -> str:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**DOWNLOADED, **changes}, indent=2))
+    return str(path)
+
+
+def test_a_bfloat16_config_is_planned_in_the_precision_asked_for(tmp_path):
+    from gradacc_lessons.planning import plan
+
+    path = write_config(tmp_path)
+    result = plan(path, 8, 1, sequence_length=16, foreach=False, allocator="cpu")
+    # float32 weights (and the rotary embedding's two buffers of 8 values: 64 bytes)
+    assert 0 <= result.at_peak["parameters"] - 4 * llama_parameters(DOWNLOADED) <= 64
+    # and gradients and AdamW's two moments as large (a few bytes of step counters beside)
+    assert 0 <= result.floor_bytes - 16 * llama_parameters(DOWNLOADED) < 1024
+    assert result.notes == (
+        "the config says bfloat16; planning 32-true (float32 weights) as asked",
+    )
+    true_bf16 = plan(path, 8, 1, sequence_length=16, precision="bf16-true", allocator="cpu")
+    assert 0 <= true_bf16.at_peak["parameters"] - 2 * llama_parameters(DOWNLOADED) <= 64
+    assert true_bf16.notes == ()
+
+
+def test_a_misspelled_key_names_the_key_and_the_closest_field(tmp_path):
+    from gradacc_lessons.planning import plan
+
+    fields = dict(DOWNLOADED)
+    fields["intermediat_size"] = fields.pop("intermediate_size")
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(fields))
+    with pytest.raises(ValueError, match="'intermediat_size' .* did you mean 'intermediate_size'"):
+        plan(str(path), 8, 1, sequence_length=16)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('{"model_type": "llama",\n "hidden_size": 64,,\n}', r"config\.json, line 2, column"),
+        ("[1, 2]", "holds one JSON object"),
+    ],
+)
+def test_a_broken_config_names_the_file_and_the_line(tmp_path, capsys, text, message):
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    arguments = [str(path), "--budget", "24", "--effective-batch", "8", "--sequence-length", "16"]
+    assert main(arguments) == 2
+    assert re.search(message, capsys.readouterr().err), message
+
+
+def test_a_missing_file_and_an_unknown_preset_say_which(capsys):
+    assert main(["/no/config.json", "--budget", "24", "--effective-batch", "8"]) == 2
+    assert "no config file '/no/config.json'" in capsys.readouterr().err
+    assert main(["lama-3.1-8b", "--budget", "24", "--effective-batch", "8"]) == 2
+    assert "did you mean 'llama-3.1-8b'" in capsys.readouterr().err
+
+
+def test_a_model_type_that_does_not_exist_suggests_a_few_not_all(tmp_path, capsys):
+    path = write_config(tmp_path, model_type="lama")
+    assert main([path, "--budget", "24", "--effective-batch", "8", "--sequence-length", "16"]) == 2
+    error = capsys.readouterr().err
+    assert "'lama' is not one transformers knows; did you mean 'llama'" in error
+    assert error.count("'") < 12, "a few suggestions, not every model transformers knows"
+
+
+@pytest.mark.parametrize(
+    "spelling", ["rtx-4090", "RTX 4090", "rtx4090", "Rtx_4090"], ids=lambda s: s.replace(" ", "_")
+)
+def test_gpu_names_are_understood_in_common_spellings(spelling):
+    assert budget_bytes(spelling) == budget_bytes("rtx-4090") == int(GPUS["rtx-4090"] * GiB)
+
+
+@pytest.mark.parametrize("budget, message", [
+    ("24GB", "give GiB as a number"),
+    ("rtx-4900", "did you mean 'rtx-4090'"),
+])  # fmt: skip
+def test_a_budget_spelled_otherwise_is_answered_with_the_right_spelling(budget, message):
+    with pytest.raises(ValueError, match=message):
+        budget_bytes(budget)
+
+
+def test_cards_hold_what_cuda_reports_not_their_marketing_gigabytes():
+    # nvidia-smi's memory.total: an "80 GB" H100 is under 80 GiB, a "24 GB" L4 under 23 GiB
+    assert 79 < GPUS["h100-80gb"] < 80 and 22 < GPUS["l4"] < 23 and 22 < GPUS["a10g"] < 23
+    assert 39 < GPUS["a100-40gb"] < 40 and 140 < GPUS["h200"] < 141
+    assert all(size <= 24 for name, size in GPUS.items() if "4090" in name or "3090" in name)
+
+
+def test_a_plan_keeps_its_reserve_free_and_says_so():
+    from gradacc_lessons.planning import plan
+
+    kept = plan("gpt2", 64, "rtx-4090", sequence_length=256, alternatives=False)
+    assert kept.reserve_bytes == DEFAULT_RESERVE_GIB * GiB
+    assert kept.usable_bytes == kept.budget_bytes - kept.reserve_bytes
+    assert kept.peak_bytes <= kept.usable_bytes
+    assert "less a reserve of 1.000 GiB" in repr(kept)
+    none_kept = plan("gpt2", 64, "rtx-4090", sequence_length=256, alternatives=False, reserve=0)
+    assert none_kept.usable_bytes == none_kept.budget_bytes
+    assert none_kept.micro_batch_size >= kept.micro_batch_size
+    with pytest.raises(ValueError, match="reserve"):
+        plan("gpt2", 64, 2, sequence_length=256, reserve=2)
+
+
+def test_the_exit_status_says_whether_it_fits_and_json_reads_back(tmp_path, capsys):
+    path = write_config(tmp_path)
+    common = [path, "--effective-batch", "64", "--sequence-length", "64", "--json"]
+    assert main([*common, "--budget", "1"]) == 0
+    fits = json.loads(capsys.readouterr().out)
+    assert fits["fits"] and fits["micro_batch_size"] * fits["accumulation_steps"] >= 64
+    assert (
+        fits["peak_bytes"] <= fits["usable_bytes"] == fits["budget_bytes"] - fits["reserve_bytes"]
+    )
+    # above the floor, but not even a micro-batch of one sequence fits: exit 1
+    floor = fits["floor_bytes"]
+    tight = (floor + 1024) / GiB
+    assert main([*common, "--budget", str(tight), "--margin", "0"]) == 1
+    assert json.loads(capsys.readouterr().out)["fits"] is False
+    # below the floor: refused, exit 2, with the alternatives in the command's own flags
+    assert main([path, "--effective-batch", "64", "--sequence-length", "64",
+                 "--budget", str(0.9 * floor / GiB)]) == 2  # fmt: skip
+    error = capsys.readouterr().err
+    assert "below the floor" in error and "--precision bf16-true" in error
+    assert "lora_rank=" not in error and "precision=" not in error
+
+
+def test_the_command_prints_budget_reserve_and_what_is_left(capsys):
+    assert main(["gpt2", "--budget", "l4", "--effective-batch", "32", "--sequence-length",
+                 "128"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    for line in ("budget:", "reserve (--margin):", "left for training:"):
+        assert line in out, out
+    assert f"{GPUS['l4']:8.3f} GiB" in out
+
+
+def test_argument_errors_are_answered_before_torch_loads():
+    # Measured without a clock: the error comes back, and torch was never imported.
+    code = (
+        "import sys\nfrom gradacc_lessons.planning.cli import main\n"
+        "codes = [main(['gpt2', '--budget', 'rtx-9090', '--effective-batch', '8']),\n"
+        "         main(['gpt2', '--budget', '24', '--effective-batch', '8']),\n"
+        "         main(['/no/config.json', '--budget', '24', '--effective-batch', '8'])]\n"
+        "print(codes, 'torch' in sys.modules, 'transformers' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[2,", "2,", "2]", "False", "False"], done.stdout
+    assert "unknown GPU" in done.stderr and "--sequence-length" in done.stderr
+
+
+@pytest.mark.parametrize("name", ["llama-3-8b", "qwen2.5-7b", "gemma-2-2b"])
+def test_the_new_presets_have_their_published_parameter_counts(name):
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    published = {"llama-3-8b": 8.03e9, "qwen2.5-7b": 7.62e9, "gemma-2-2b": 2.61e9}[name]
+    fields = dict(PRESETS[name])
+    config = AutoConfig.for_model(fields.pop("model_type"), **fields)
+    with torch.device("meta"):
+        model = AutoModelForCausalLM.from_config(config)
+    count = sum(p.numel() for p in model.parameters())
+    assert abs(count - published) / published < 0.005, count
