@@ -31,6 +31,7 @@ autograde reads for the late penalty.
 from __future__ import annotations
 
 import datetime
+import itertools
 import json
 import os
 import pwd
@@ -257,7 +258,7 @@ def exchange_time(path: Path, most: int = SubmissionLimits.entries + 1) -> datet
     while folders and seen < most:
         try:
             with os.scandir(folders.pop()) as entries:
-                found = list(entries)[: most - seen]
+                found = list(itertools.islice(entries, most - seen))
         except OSError:  # a folder it may not read: the time of what it can
             continue
         for entry in found:

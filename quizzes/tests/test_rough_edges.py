@@ -120,3 +120,33 @@ def test_gradacc_grade_warns_when_wrong_choices_wait_for_a_due_date_never_set(co
     with (course_copy / "nbgrader_config.py").open("a", encoding="utf-8") as config:
         config.write('c.GradaccFeedback.explain_wrong_choices = "now"\n')
     assert no_due_date_warning(course_copy, "lesson1_full_batch") is None
+
+
+@pytest.mark.slow
+def test_a_backdated_late_submission_is_late_and_its_total_penalised(course_copy, cli, tmp_path):
+    """bob hands in after the due date, with a name and timestamp.txt from before it."""
+    from gradacc_grader.export import late_penalised_total
+    from nbgrader.api import Gradebook
+
+    name = "lesson5_training"
+    now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
+    due = now - datetime.timedelta(hours=1)
+    add = ["nbgrader", "db", "assignment", "add", name, f"--duedate={due:%Y-%m-%d %H:%M:%S} UTC"]
+    assert cli(add, cwd=course_copy).returncode == 0
+    with (course_copy / "nbgrader_config.py").open("a", encoding="utf-8") as config:
+        config.write('c.LateSubmissionPlugin.penalty_method = "zero"\n')  # late: 0 points
+    backdated = f"{due - datetime.timedelta(hours=1):%Y-%m-%d %H:%M:%S.%f} UTC"
+    folder = tmp_path / "exchange" / "gradacc" / "inbound" / f"bob+{name}+{backdated}+1a2b"
+    folder.mkdir(parents=True)
+    honest = course_copy / "submitted" / "sample-honest" / name / f"{name}.ipynb"
+    (folder / f"{name}.ipynb").write_bytes(honest.read_bytes())
+    (folder / "timestamp.txt").write_text(backdated)
+    collect = ["nbgrader", "collect", name, f"--Exchange.root={tmp_path / 'exchange'}"]
+    assert cli(collect, cwd=course_copy).returncode == 0
+    done = cli(["gradacc-grade", "--course", str(course_copy), name, "--student", "bob"])
+    assert done.returncode == 0, done.stdout + done.stderr
+    with Gradebook(f"sqlite:///{course_copy / 'gradebook.db'}") as gradebook:
+        submission = gradebook.find_submission(name, "bob")
+        assert submission.timestamp >= now - datetime.timedelta(seconds=1)  # the exchange's
+        assert submission.score == 3.0  # every answer right...
+        assert late_penalised_total(submission) == 0.0  # ...and late
