@@ -19,7 +19,8 @@ VALUES = {
     "first": "[fake.peak_bytes, real.peak_bytes, fake.phase, real.phase]",
     "full fine-tune": "full_fine_tune_error",
     "lora": "[lora_plan.micro_batch_size, lora_plan.accumulation_steps, lora_plan.peak_bytes,"
-    " lora_plan.budget_bytes, lora_plan.floor_bytes, lora_plan.no_accumulation_bytes]",
+    " lora_plan.budget_bytes, lora_plan.floor_bytes, lora_plan.no_accumulation_bytes,"
+    " lora_plan.reserve_bytes]",
     "segmentation": "[segmentation_plan.micro_batch_size, segmentation_plan.accumulation_steps]",
     "group": "[group_plan.micro_batch_size, group_plan.accumulation_steps]",
     "small": "[[p.micro_batch_size, p.peak_bytes] for p in (small_lm_predicted, small_lm_measured,"
@@ -71,8 +72,10 @@ def test_full_fine_tuning_of_8b_is_below_the_floor_by_hand(value):
 
 @pytest.mark.slow
 def test_lora_with_checkpointing_fits_24_gib_with_accumulation(value):
-    micro_batch_size, steps, peak, budget, floor, whole = value["lora"]
-    assert budget == 24 * GiB and peak <= budget < whole
+    micro_batch_size, steps, peak, budget, floor, whole, reserve = value["lora"]
+    # the card's total as CUDA reports it (24,564 MiB), less the reserve for the CUDA context
+    assert budget == 24_564 * 2**20 and reserve == 1 * GiB
+    assert peak <= budget - reserve < whole
     assert steps == math.ceil(256 / micro_batch_size) and steps > 1
     # frozen bfloat16 weights; peft keeps the adapters in float32 over a bfloat16 model
     # (get_peft_model's autocast_adapter_dtype=True, peft 0.21.2): LoRA weights, gradients

@@ -207,3 +207,27 @@ def test_the_new_presets_have_their_published_parameter_counts(name):
         model = AutoModelForCausalLM.from_config(config)
     count = sum(p.numel() for p in model.parameters())
     assert abs(count - published) / published < 0.005, count
+
+
+def test_measuring_a_large_model_on_the_cpu_asks_first(capsys):
+    arguments = ["gpt2", "--budget", "24", "--effective-batch", "8", "--sequence-length", "64"]
+    assert main([*arguments, "--measure"]) == 2
+    error = capsys.readouterr().err
+    assert "124M-parameter" in error and "--measure-on-cpu" in error
+
+
+def test_each_measurement_is_reported_as_it_is_made():
+    from torch import nn
+
+    from gradacc_lessons.planning import plan
+
+    def small():
+        return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 1))
+
+    seen = []
+    result = plan(small, 8, 0.01, input_shape=(3, 16, 16), optimizer="sgd", foreach=False,
+                  measure=True, on_measure=lambda *args: seen.append(args))  # fmt: skip
+    assert seen, "no measurement reported"
+    assert len({(size, steps) for size, steps, _ in seen}) == len(seen), "each one once"
+    chosen = (result.micro_batch_size, 1 if result.micro_batch_size >= 8 else 2)
+    assert (*chosen, result.peak_bytes) in seen

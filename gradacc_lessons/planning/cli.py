@@ -25,6 +25,9 @@ from gradacc_lessons.planning.presets import (
 )
 
 FACTORIES = ("unet",)  # models that are not Transformers configs
+# Measuring runs each candidate window for real: on a CPU, GPT-2 small (124M) in bf16 took
+# over 30 minutes here. Above this size --measure on a CPU asks for --measure-on-cpu.
+CPU_MEASURE_LIMIT = 20_000_000
 FITS, DOES_NOT_FIT, REFUSED = 0, 1, 2
 
 
@@ -61,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--checkpointing", action="store_true", help="activation checkpointing")
     p.add_argument("--lora-rank", type=int, help="train LoRA adapters of this rank (peft)")
     p.add_argument("--measure", action="store_true", help="measure on this device instead")
+    p.add_argument(
+        "--measure-on-cpu",
+        action="store_true",
+        help=f"with --measure and no GPU: measure a model of over {CPU_MEASURE_LIMIT:,} "
+        "parameters anyway (each window runs for real: many minutes)",
+    )
     p.add_argument("--json", action="store_true", help="print the plan as JSON, for scripts")
     return p
 
@@ -110,6 +119,8 @@ def _plan(args, model, shape):
     from gradacc_lessons.planning.search import plan  # torch and transformers load here
     from gradacc_lessons.planning.segmentation import UNet
 
+    if args.measure:
+        _guard_cpu_measurement(args, UNet if model == "unet" else model, shape)
     return plan(
         UNet if model == "unet" else model,
         args.effective_batch,
@@ -123,6 +134,35 @@ def _plan(args, model, shape):
         lora_rank=args.lora_rank,
         measure=args.measure,
         reserve=args.margin,
+        on_measure=_say_measured if args.measure else None,
+    )
+
+
+def _guard_cpu_measurement(args, model, shape) -> None:
+    import torch
+
+    from gradacc_lessons.planning.setup import TrainingSetup
+
+    if torch.cuda.is_available() or args.measure_on_cpu:
+        return
+    setup = TrainingSetup(model, sequence_length=args.sequence_length, input_shape=shape)
+    with torch.device("meta"):
+        size = sum(p.numel() for p in setup.build_model().parameters())
+    if size > CPU_MEASURE_LIMIT:
+        raise ValueError(
+            f"--measure on this CPU runs each candidate window of a {size / 1e6:,.0f}M-parameter "
+            f"model for real: expect many minutes per window (GPT-2 small took over 30 minutes "
+            f"in all). Plan without --measure (seconds), or add --measure-on-cpu"
+        )
+    print(f"measuring on the CPU: {size / 1e6:,.1f}M parameters", file=sys.stderr)
+
+
+def _say_measured(micro_batch_size: int, accumulation_steps: int, peak_bytes: int) -> None:
+    print(
+        f"measured: micro-batch {micro_batch_size}, {accumulation_steps} in a window: "
+        f"peak {peak_bytes / 2**30:.3f} GiB",
+        file=sys.stderr,
+        flush=True,
     )
 
 

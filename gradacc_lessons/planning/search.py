@@ -146,6 +146,7 @@ def plan(
     dataset_samples: int | None = None,
     alternatives: bool = True,
     reserve: float | None = None,
+    on_measure=None,
 ) -> Plan:
     """The largest micro-batch whose window fits `budget`, and N for `effective_batch`.
 
@@ -158,7 +159,9 @@ def plan(
     (the CUDA context, cuBLAS/cuDNN workspaces, fragmentation); by default
     `presets.DEFAULT_RESERVE_GIB` when planning for a GPU (`allocator="cuda"`, a budget
     of 4 GiB or more), else 0. The weights' dtype follows `precision`, whatever a
-    config.json asks for (the plan's `notes` say so).
+    config.json asks for (the plan's `notes` say so). `on_measure(micro_batch_size,
+    accumulation_steps, peak_bytes)`, with `measure=True`, is called after each measurement
+    (each runs a real training window: minutes for a large model on a CPU).
     Raises ValueError when the budget is below the floor (weights, gradients and
     optimizer state), naming the alternatives that fit (`alternatives=False`: none are
     traced, which is faster).
@@ -180,7 +183,7 @@ def plan(
         raise ValueError(f"allocator must be 'cuda' or 'cpu', got {allocator!r}")
     kept = _reserve_bytes(reserve, allocator, total)
     usable = total - kept
-    search = _Search(setup, effective_batch, usable, allocator, measure)
+    search = _Search(setup, effective_batch, usable, allocator, measure, on_measure)
     result = search.run()
     if not result.fits and alternatives and not measure:
         options = tuple(_alternatives(setup, effective_batch, usable, allocator))
@@ -196,9 +199,9 @@ def plan(
 class _Search:
     """The largest micro-batch under the budget, for one recipe."""
 
-    def __init__(self, setup, effective_batch, budget, allocator, measure):
+    def __init__(self, setup, effective_batch, budget, allocator, measure, on_measure=None):
         self.setup, self.effective_batch, self.budget = setup, effective_batch, budget
-        self.allocator, self.measure = allocator, measure
+        self.allocator, self.measure, self.on_measure = allocator, measure, on_measure
         self.windows = None  # the model of windows of two micro-batches, made when needed
         self.known: dict = {}  # (size, accumulation_steps) -> Peak, traced or measured once
         self.traces: dict = {}  # the fake traces made, shared by both kinds of prediction
@@ -236,9 +239,10 @@ class _Search:
         accumulation_steps = 1 if size >= self.effective_batch else 2
         if (size, accumulation_steps) not in self.known:
             if self.measure:
-                self.known[size, accumulation_steps] = measured_peak(
-                    self.setup, size, accumulation_steps
-                )
+                peak = measured_peak(self.setup, size, accumulation_steps)
+                self.known[size, accumulation_steps] = peak
+                if self.on_measure is not None:
+                    self.on_measure(size, accumulation_steps, peak.peak_bytes)
             else:
                 self.known[size, accumulation_steps] = traced_peak(
                     self.setup, size, accumulation_steps, self.allocator, self.traces
