@@ -231,3 +231,37 @@ def test_each_measurement_is_reported_as_it_is_made():
     assert len({(size, steps) for size, steps, _ in seen}) == len(seen), "each one once"
     chosen = (result.micro_batch_size, 1 if result.micro_batch_size >= 8 else 2)
     assert (*chosen, result.peak_bytes) in seen
+
+
+def test_the_alternatives_search_combinations_best_first(tmp_path):
+    from gradacc_lessons.planning import plan
+
+    path = write_config(tmp_path)
+    floor = plan(path, 8, 1, sequence_length=128, allocator="cpu").floor_bytes
+    # above the floor, below a micro-batch of one sequence: nothing fits, alternatives are found
+    result = plan(path, 8, (floor + 2**12) / GiB, sequence_length=128, allocator="cpu")
+    found = result.alternatives
+    assert not result.fits and found
+    fitting = [a for a in found if a.micro_batch_size]
+    assert fitting and list(found[: len(fitting)]) == fitting, "those that fit come first"
+    changes = [a.change.count(",") for a in fitting]
+    assert changes == sorted(changes), "then the fewest changes"
+    assert any("," in a.change for a in found), "combinations are searched"
+    for a in fitting:  # a combination is listed only when it fits more than its parts
+        for b in fitting:
+            fewer = set(b.change.split(", ")) < set(a.change.split(", "))
+            assert not (fewer and b.micro_batch_size >= a.micro_batch_size), (a, b)
+
+
+def test_fused_adamw_keeps_no_temporary_of_all_weights():
+    from gradacc_lessons.planning import plan
+
+    kwargs = dict(sequence_length=64, alternatives=False, reserve=0)
+    foreach = plan("gpt2", 8, 80, **kwargs)
+    fused = plan("gpt2", 8, 80, fused=True, **kwargs)
+    assert fused.floor_bytes == foreach.floor_bytes
+    # foreach's step makes one temporary as large as the weights (float32, 124M): it holds
+    # the peak; fused makes none, and its peak is elsewhere, lower
+    assert foreach.peak_phase == "optimizer step"
+    assert foreach.at_peak["temporaries"] >= foreach.at_peak["parameters"]
+    assert fused.peak_phase != "optimizer step" and fused.peak_bytes < foreach.peak_bytes

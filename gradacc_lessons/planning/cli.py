@@ -61,6 +61,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--input-shape", help="one sample's shape for unet, e.g. 3,1024,1024")
     p.add_argument("--precision", choices=PRECISIONS, default="32-true")
     p.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw")
+    p.add_argument(
+        "--fused",
+        action="store_true",
+        help="the optimizer's fused form (Transformers' Trainer's default, adamw_torch_fused)",
+    )
     p.add_argument("--checkpointing", action="store_true", help="activation checkpointing")
     p.add_argument("--lora-rank", type=int, help="train LoRA adapters of this rank (peft)")
     p.add_argument("--measure", action="store_true", help="measure on this device instead")
@@ -131,6 +136,7 @@ def _plan(args, model, shape):
         precision=args.precision,
         optimizer=args.optimizer,
         checkpointing=args.checkpointing,
+        fused=args.fused,
         lora_rank=args.lora_rank,
         measure=args.measure,
         reserve=args.margin,
@@ -186,6 +192,7 @@ def _in_cli_words(text: str) -> str:
     """
     text = re.sub(r"lora_rank=(\d+)", r"--lora-rank \1", text)
     text = re.sub(r"checkpointing=True", "--checkpointing", text)
+    text = re.sub(r"fused=True", "--fused", text)
     text = re.sub(r"precision=[\"']([\w-]+)[\"']", r"--precision \1", text)
     text = re.sub(r"(--[\w-]+(?: [\w.-]+)?), (?=--)", r"\1 ", text)
     return text.replace("plan(..., alternatives=True)", "the default (alternatives shown)")

@@ -14,6 +14,7 @@ peak on a GPU, the profiler's allocation events on the CPU), and returns the sam
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -138,6 +139,7 @@ def plan(
     precision: str = "32-true",
     optimizer: str = "adamw",
     foreach: bool = True,
+    fused: bool = False,
     checkpointing: bool = False,
     lora_rank: int | None = None,
     lora_targets="all-linear",
@@ -155,6 +157,9 @@ def plan(
     give `input_shape`, one sample's shape). `budget`: GiB, or a GPU name (`GPUS`).
     `effective_tokens` (instead of samples) is turned into whole sequences. `allocator`:
     "cuda" rounds each block up to 512 bytes as PyTorch's GPU allocator does, "cpu" not.
+    `fused`: the optimizer's fused form (`torch.optim.AdamW(fused=True)`), which keeps no
+    temporary of all weights in its step, as Transformers' Trainer uses by default
+    (`adamw_torch_fused`); `foreach` (the default form on a GPU) keeps one.
     `reserve`: GiB kept free of the budget for what the allocator's peak does not count
     (the CUDA context, cuBLAS/cuDNN workspaces, fragmentation); by default
     `presets.DEFAULT_RESERVE_GIB` when planning for a GPU (`allocator="cuda"`, a budget
@@ -173,6 +178,7 @@ def plan(
         precision=precision,
         optimizer=optimizer,
         foreach=foreach,
+        fused=fused,
         checkpointing=checkpointing,
         lora_rank=lora_rank,
         lora_targets=lora_targets,
@@ -363,36 +369,53 @@ def _effective_batch(samples, tokens, sequence_length) -> int:
 
 
 def _alternatives(setup: TrainingSetup, effective_batch: int, budget: int, allocator: str):
-    """The recipes to try when nothing fits: checkpointing, LoRA, a smaller precision."""
-    changes = {}
+    """Every combination of the recipe's changes that could help, the best first.
+
+    The changes: activation checkpointing, LoRA (Transformers models), bfloat16 weights and
+    a fused optimizer (no temporary of all weights in its step). Best: those that fit
+    first, with the fewest changes, then the largest micro-batch.
+    """
+    found = [_try(setup, fields, effective_batch, budget, allocator) for fields in _changes(setup)]
+    useful = [a for a in found if not any(_better(b, a) for b in found)]
+    return sorted(useful, key=lambda a: (a.micro_batch_size is None, a.change.count(","),
+                                         -(a.micro_batch_size or 0)))  # fmt: skip
+
+
+def _better(b: Alternative, a: Alternative) -> bool:
+    """b asks for fewer changes than a (a subset of them) and fits a micro-batch as large."""
+    fewer = set(b.change.split(", ")) < set(a.change.split(", "))
+    return fewer and (b.micro_batch_size or 0) >= (a.micro_batch_size or 0)
+
+
+def _changes(setup: TrainingSetup) -> list[dict]:
+    """Each non-empty combination of the changes the recipe does not already have."""
+    options = []
     if not setup.checkpointing:
-        changes["checkpointing=True"] = {"checkpointing": True}
+        options.append({"checkpointing": True})
     if setup.lora_rank is None and setup.is_transformer:
-        changes[f"lora_rank={DEFAULT_LORA_RANK}"] = {"lora_rank": DEFAULT_LORA_RANK}
-        if not setup.checkpointing:
-            changes[f"lora_rank={DEFAULT_LORA_RANK}, checkpointing=True"] = {
-                "lora_rank": DEFAULT_LORA_RANK,
-                "checkpointing": True,
-            }
+        options.append({"lora_rank": DEFAULT_LORA_RANK})
     if setup.precision != "bf16-true":
-        changes['precision="bf16-true"'] = {"precision": "bf16-true"}
-        if setup.lora_rank is None and setup.is_transformer:
-            changes[f'lora_rank={DEFAULT_LORA_RANK}, checkpointing=True, precision="bf16-true"'] = {
-                "lora_rank": DEFAULT_LORA_RANK,
-                "checkpointing": True,
-                "precision": "bf16-true",
-            }
-    for change, fields in changes.items():
-        other = setup.replace(**fields)
-        result = _Search(other, effective_batch, budget, allocator, measure=False)
-        smallest = result.peak(1).peak_bytes
-        found = result.run() if smallest <= budget else None
-        yield Alternative(
-            change=change,
-            smallest_peak_bytes=smallest,
-            micro_batch_size=found.micro_batch_size if found else None,
-            accumulation_steps=found.accumulation_steps if found else None,
-        )
+        options.append({"precision": "bf16-true"})
+    if not setup.fused:
+        options.append({"fused": True})
+    combos = []
+    for picked in itertools.product((False, True), repeat=len(options)):
+        fields = {k: v for take, option in zip(picked, options) if take for k, v in option.items()}
+        if fields:
+            combos.append(fields)
+    return combos
+
+
+def _try(setup, fields: dict, effective_batch: int, budget: int, allocator: str) -> Alternative:
+    result = _Search(setup.replace(**fields), effective_batch, budget, allocator, measure=False)
+    smallest = result.peak(1).peak_bytes
+    found = result.run() if smallest <= budget else None
+    return Alternative(
+        change=", ".join(f"{key}={value!r}" for key, value in fields.items()).replace("'", '"'),
+        smallest_peak_bytes=smallest,
+        micro_batch_size=found.micro_batch_size if found else None,
+        accumulation_steps=found.accumulation_steps if found else None,
+    )
 
 
 def _below_floor(result: Plan) -> str:
@@ -408,7 +431,7 @@ def _below_floor(result: Plan) -> str:
         "; ".join(
             f"{a.change} fits (micro-batch {a.micro_batch_size}, N={a.accumulation_steps}; a "
             f"micro-batch of 1 peaks at {_gib(a.smallest_peak_bytes)})"
-            for a in fitting
+            for a in fitting[:3]
         )
         or "no alternative fits either: a larger GPU, or sharding over several (lesson 6)"
     )

@@ -52,6 +52,7 @@ class TrainingSetup:
     precision: str = "32-true"
     optimizer: str = "adamw"
     foreach: bool = True  # AdamW's and SGD's form on a GPU: one temporary of all weights
+    fused: bool = False  # the fused form (the Trainer's adamw_torch_fused): no such temporary
     checkpointing: bool = False
     lora_rank: int | None = None  # None: full fine-tuning
     lora_targets: tuple[str, ...] | str = "all-linear"
@@ -144,8 +145,11 @@ class TrainingSetup:
     def optimizer_for(self, model: nn.Module) -> torch.optim.Optimizer:
         trainable = [p for p in model.parameters() if p.requires_grad]
         if self.optimizer == "adamw":
-            return torch.optim.AdamW(trainable, lr=1e-4, foreach=self.foreach)
-        return torch.optim.SGD(trainable, lr=1e-2, momentum=0.9, foreach=self.foreach)
+            return torch.optim.AdamW(trainable, lr=1e-4, **self._form())
+        return torch.optim.SGD(trainable, lr=1e-2, momentum=0.9, **self._form())
+
+    def _form(self) -> dict:
+        return {"fused": True} if self.fused else {"foreach": self.foreach}
 
     def batch(self, size: int) -> tuple[torch.Tensor, torch.Tensor]:
         """`size` samples: token ids and next tokens, or images and per-pixel classes."""
