@@ -19,9 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
-
-from tools.site import DOCS, ROOT, lesson_paths, prepare_for_site, stage
+from tools.site import DOCS, ROOT, lesson_paths, stage, stage_lessons_unexecuted
 
 LOCALES = ROOT / "locales"
 LANGUAGE = "yo"
@@ -40,10 +38,7 @@ def extract(work: Path) -> Path:
     shutil.rmtree(work, ignore_errors=True)
     source = work / "source"
     stage(source)
-    (source / "notebooks").mkdir(parents=True, exist_ok=True)
-    for path in lesson_paths():  # the cells' text is what gets translated: no need to run them
-        notebook = prepare_for_site(nbformat.read(path, as_version=4), path.name)
-        nbformat.write(notebook, source / "notebooks" / path.name)
+    stage_lessons_unexecuted(source)  # the cells' text is what gets translated: no need to run
     pot = work / "gettext"
     status = build_main(
         [

@@ -11,6 +11,9 @@
 3. Render them with Sphinx and MyST-NB (docs/conf.py); any Sphinx warning fails the build.
    Twice: the English site into site/, and its Yorùbá edition, translated by the gettext
    catalogues of locales/yo (tools/catalogues.py), into site/yo/.
+
+With `--unexecuted` the lessons are staged as the repository holds them, without running them:
+their text, in both editions, in seconds (a translator's preview; the front page's tests).
 """
 
 from __future__ import annotations
@@ -154,6 +157,16 @@ def execute_lessons(source: Path, executed: Path | None = None) -> None:
         nbformat.write(prepare_for_site(notebook, path.name), source / "notebooks" / path.name)
 
 
+def stage_lessons_unexecuted(source: Path) -> None:
+    """Write each lesson as the repository holds it (no outputs), ready for the site, to
+    `source`/notebooks/: the text alone, for the catalogues, a translator's preview and the
+    tests of the front page and the editions (a build in seconds instead of minutes)."""
+    (source / "notebooks").mkdir(parents=True, exist_ok=True)
+    for path in lesson_paths():
+        notebook = prepare_for_site(nbformat.read(path, as_version=4), path.name)
+        nbformat.write(notebook, source / "notebooks" / path.name)
+
+
 def render(source: Path, work: Path, out: Path, language: str = "en") -> int:
     """Render the staged `source` to HTML in `out` with Sphinx; Sphinx's exit code.
 
@@ -180,11 +193,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--executed", type=Path, help="a folder of the lessons already executed: not run again"
     )
+    parser.add_argument(
+        "--unexecuted", action="store_true", help="the lessons' text only, not run: seconds"
+    )
     args = parser.parse_args(argv)
     shutil.rmtree(args.work, ignore_errors=True)
     source = args.work / "source"
     stage(source)
-    execute_lessons(source, args.executed)
+    if args.unexecuted:
+        stage_lessons_unexecuted(source)
+    else:
+        execute_lessons(source, args.executed)
     status = render(source, args.work, args.out)
     if status == 0:  # the Yorùbá edition, under site/yo/
         status = render(source, args.work, args.out / "yo", "yo")
