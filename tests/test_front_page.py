@@ -1,4 +1,5 @@
-"""The front page's guide in Chromium: Yorùbá and English side by side, and the Listen buttons.
+"""The front page's guide and the site's two editions in Chromium: Yorùbá and English side by
+side, the Listen buttons, the language switch and `hreflang` links, the Yorùbá edition's words.
 
 The site is built with its lessons unexecuted (`python -m tools.site --unexecuted`: their text
 only, both editions, in seconds), served on 127.0.0.1 and opened in Debian's Chromium. The
@@ -21,6 +22,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from tests.test_site import CUT_OFF
+from tools.catalogues import LOCALES, completeness, read_po
 from tools.system_tools import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -28,6 +30,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parent.parent
 PARTS = ["guide-overview", "guide-deep-dive", "guide-uses", "guide-future", "guide-faq"]
 WIDE, PHONE = {"width": 1280, "height": 900}, {"width": 390, "height": 844}
+LESSON_1 = "notebooks/01_accumulation_is_a_full_batch"
+TWINS = ["index", LESSON_1, "notebooks/09_plan_a_real_fine_tune", "design", "search", "genindex"]
+EDITIONS = {"en": ("English", ""), "yo": ("Yorùbá", "yo/")}
+MESSAGES = LOCALES / "yo" / "LC_MESSAGES"
 
 # The page's speech, replaced: the voices the test chooses, there from the start or arriving
 # only when the test calls window.__voicesArrive(); `speak` records instead of speaking.
@@ -211,3 +217,75 @@ def test_each_part_links_to_the_lessons_that_measure_it_in_both_languages(site, 
     future = "".join(halves(page, "guide-future")[1].all_text_contents())
     for lever in ("mixed precision", "checkpointing", "ZeRO", "FSDP", "pipeline", "budget"):
         assert lever in future
+
+
+@pytest.mark.parametrize("page_name", TWINS)
+@pytest.mark.parametrize("language", list(EDITIONS))
+def test_every_page_links_its_twin_in_the_other_edition(site, browser, page_name, language):
+    folder = EDITIONS[language][1]
+    page, errors = open_page(browser, f"{site}{folder}{page_name}.html", viewport=PHONE)
+    assert page.evaluate("document.documentElement.lang") == language
+    alternates = page.evaluate(
+        """[...document.querySelectorAll('link[rel="alternate"][hreflang]')]
+           .map((l) => [l.hreflang, l.href])"""
+    )
+    assert dict(alternates) == {
+        other: f"{site}{there}{page_name}.html" for other, (_, there) in EDITIONS.items()
+    }
+    switch = page.locator(".gradacc-editions")
+    expect(switch).to_be_visible()
+    expect(switch.locator('[aria-current="page"]')).to_have_text(EDITIONS[language][0])
+    # the switch fits a phone's header with the theme's buttons
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    (other,) = set(EDITIONS) - {language}
+    switch.locator(f'a[hreflang="{other}"]').click()
+    page.wait_for_url(f"{site}{EDITIONS[other][1]}{page_name}.html")
+    assert page.evaluate("document.documentElement.lang") == other
+    assert errors == []
+
+
+def test_the_yoruba_edition_names_and_folds_in_yoruba_with_one_summary(site, browser):
+    index = read_po(MESSAGES / "index.po")
+    page, errors = open_page(browser, f"{site}yo/{LESSON_1}.html")
+    title = read_po(MESSAGES / f"{LESSON_1}.po")[
+        "Lesson 1 — Accumulation is a full batch in disguise"
+    ]
+    site_title = index["gradacc: gradient accumulation, measured"][0]
+    assert title[0].startswith("Ẹ̀kọ́ 1 — ") and site_title.startswith("gradacc: ")
+    assert page.title() == f"{title[0]} — {site_title}"
+    expect(page.locator(".bd-sidebar-primary .current > a")).to_have_text(title[0])
+    expect(page.locator(".navbar-brand")).to_contain_text(site_title)
+    fold = page.locator(".cell details.hide summary .collapsed").first
+    expect(fold).to_have_text("Fi kóòdù sẹ́ẹ̀lì hàn")
+    article = page.locator(".bd-article")
+    expect(article.locator("section > h2", has_text="Àkótán")).to_have_count(1)
+    expect(article.locator("section > h2", has_text="Dán ara rẹ wò")).to_have_count(1)
+    for english in ("Check yourself", "Show code cell", "Summary", "Àkótán ní Yorùbá"):
+        assert english not in article.inner_text(), english
+    assert errors == []
+
+
+def test_the_english_edition_shows_one_summary_too(site, browser):
+    page, _ = open_page(browser, f"{site}{LESSON_1}.html")
+    article = page.locator(".bd-article")
+    expect(article.locator("section > h2", has_text="Summary")).to_have_count(1)
+    assert "Àkótán ní Yorùbá" not in article.inner_text()
+    expect(page.locator(".cell details.hide summary .collapsed").first).to_have_text(
+        "Show code cell source"
+    )
+
+
+def test_a_partly_translated_page_says_how_much_and_a_whole_one_says_nothing(site, browser):
+    # the share of the lesson's English words translated, counted here from the catalogue
+    messages = read_po(MESSAGES / f"{LESSON_1}.po")
+    words = {msgid: len(msgid.split()) for msgid in messages}
+    done = sum(words[m] for m, (text, fuzzy) in messages.items() if text and not fuzzy)
+    percent = int(100 * done / sum(words.values()))
+    assert percent < 100 and completeness(MESSAGES / f"{LESSON_1}.po") < 1
+    page, _ = open_page(browser, f"{site}yo/{LESSON_1}.html")
+    expect(page.locator(".bd-article .admonition").first).to_contain_text(
+        f"A ti túmọ̀ {percent}% ojú-ewé yìí sí Yorùbá"
+    )
+    assert completeness(MESSAGES / "index.po") == 1  # the front page: whole, so no note
+    page, _ = open_page(browser, f"{site}yo/index.html")
+    assert "A ti túmọ̀" not in page.locator(".bd-article").inner_text()

@@ -37,6 +37,10 @@ DOCS = ROOT / "docs"
 # you run the cell"). A notebook shows that output only once the cell runs; a page shows it at
 # once, right under the question: the page folds it, to be opened after the guess.
 GUESS_FIRST = "Guess before you run"
+# The Yorùbá summary a lesson holds as one cell after its English one (gradacc_lessons/quiz/
+# yoruba_summaries.py), for a notebook reader: on the site, each edition shows one summary.
+_YORUBA_SUMMARY = re.compile(r'\A<div lang="yo">\s*### Àkótán')
+_ENGLISH_SUMMARY = re.compile(r"^## (Summary|Where next)$", re.M)
 # A markdown link (not an image) to a relative path: ](path) or ](path#anchor)
 _RELATIVE_LINK = re.compile(r"(?<!!)(\[[^\]]*\]\()(?![a-z]+:|#)([^)#\s]+)(#[^)\s]*)?\)")
 
@@ -58,6 +62,8 @@ def prepare_for_site(notebook, name: str):
     cannot draw the live widget, so without one the reader would see an empty area. A link
     to a page of docs/ (`../docs/sources.md`) points where the site stages it (`../sources.md`).
     The output of a cell the text above asks the reader to guess (`GUESS_FIRST`) is folded.
+    The Yorùbá summary cell goes where the lesson has an English summary: the Yorùbá edition
+    shows that one translated (locales/yo), so each edition shows one summary.
 
     >>> from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
     >>> cell = new_code_cell("quiz()", metadata={"jupyter": {"source_hidden": True}})
@@ -75,7 +81,15 @@ def prepare_for_site(notebook, name: str):
     >>> guessed = prepare_for_site(new_notebook(cells=[ask, new_code_cell("3")]), "07_x.ipynb")
     >>> guessed.cells[1].metadata.tags
     ['hide-output']
+    >>> summaries = [new_markdown_cell("## Summary\\n\\n- sum"), new_markdown_cell(
+    ...     '<div lang="yo">\\n\\n### Àkótán ní Yorùbá\\n\\n- àpapọ̀\\n\\n</div>')]
+    >>> [c.source[:10] for c in prepare_for_site(new_notebook(cells=summaries), "01_x").cells]
+    ['## Summary']
+    >>> len(prepare_for_site(new_notebook(cells=summaries[1:]), "04_x.ipynb").cells)
+    1
     """
+    if any(_ENGLISH_SUMMARY.search(c.source) for c in notebook.cells if c.cell_type == "markdown"):
+        notebook.cells = [c for c in notebook.cells if not _YORUBA_SUMMARY.match(c.source)]
     asks_a_guess = False
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type == "code" and asks_a_guess:
@@ -127,7 +141,7 @@ def link_repository_files(markdown: str, path: str, pages: set[str], repository:
 
 def stage(source: Path) -> None:
     """Copy docs/'s pages and the instructors' guides into `source`, at their repository paths."""
-    ignore = shutil.ignore_patterns("conf.py", "_static", "__pycache__")
+    ignore = shutil.ignore_patterns("conf.py", "_static", "_templates", "__pycache__")
     shutil.copytree(DOCS, source, ignore=ignore)
     guides = [guide.relative_to(ROOT).as_posix() for guide in sorted(ROOT.glob("quizzes/*.md"))]
     (source / "quizzes").mkdir(exist_ok=True)
