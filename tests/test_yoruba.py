@@ -139,6 +139,41 @@ def test_a_run_of_untoned_words_is_caught_and_english_terms_break_it():
     assert problems("Ronu nipa gradient ti o ṣe") == []  # never five in a row
 
 
+# The slips a reader found in the course's Yorùbá (issue 39), each beside its correction.
+SLIPPED = [
+    ("Lórí GPU, wọn peak gan-an pẹ̀lú `torch.cuda.max_memory_allocated`.", "wọn peak"),
+    ("Ó ń wọn step náà lórí memory ẹ̀rọ yìí", "ń wọn"),
+    ("Apá 6 wọn ohun tí `.grad` bfloat16 ń ná fèrèsé kan", "wọn ohun"),
+    ("batch 128; micro-batch 32 tí a kó jọ ní mẹ́rin-mẹ́rin; batch 32", "micro-batch 32"),
+    ("Jẹ́ kí `accumulation_steps = {n}`, kí micro-batch sì jẹ́ **{m}**", "micro-batch sì jẹ́"),
+    ("kí micro-batch sì jẹ́ 11", "micro-batch sì jẹ́ 11"),
+]
+CORRECTED = [
+    "Lórí GPU, wọ̀n peak gan-an pẹ̀lú `torch.cuda.max_memory_allocated`.",
+    "Ó ń wọ̀n ìgbésẹ̀ náà lórí memory ẹ̀rọ yìí",
+    "Apá 6 wọ̀n ohun tí `.grad` bfloat16 ń ná fèrèsé kan",
+    "batch 128; micro-batch mẹ́rin tí ọ̀kọ̀ọ̀kan ní àpẹẹrẹ 32; batch 32",
+    "Jẹ́ kí `accumulation_steps = {n}`, kí iye micro-batch sì jẹ́ **{m}**",
+    "kí ìwọ̀n micro-batch sì jẹ́ 11",
+    # they / their, where it is right: after a noun, before an auxiliary, in a word
+    "kó gradient wọn jọ, àpapọ̀ gradient wọn ni gradient batch, wọn kò lè ṣe é, àwọn ohun",
+    # a count after the noun, as meant: eight micro-batches, accumulated
+    "Báwo ni pípín batch sí micro-batch 8 tí a kó jọ ṣe ń yí àkókò padà?",
+]
+
+
+@pytest.mark.parametrize("text, slip", SLIPPED, ids=[s for _, s in SLIPPED])
+def test_each_known_slip_is_caught(text, slip):
+    found = problems(text)
+    assert any(slip in p for p in found), found
+    assert any(p.startswith(f'"{slip}') for p in found)  # the message quotes the slip itself
+
+
+@pytest.mark.parametrize("text", CORRECTED)
+def test_the_corrections_and_the_right_uses_pass(text):
+    assert problems(text) == []
+
+
 def test_quotations_code_and_blanks_are_left_out():
     assert problems("Ìtọ́sọ́nà náà dáhùn pé: «iwuwasi ẹgbẹ yago fun ibaamu»") == []
     assert problems("Pe `ipele = le()` àti {ipele}") == []

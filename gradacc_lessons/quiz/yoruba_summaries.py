@@ -62,7 +62,7 @@ Gbogbo àṣìṣe tí ẹ̀kọ́ yìí wọ̀n jẹ́ ipa tí a fi sí ibi tí
   nítorí náà ìmúdójúìwọ̀n kọ̀ọ̀kan ń pẹ́ sí i.
 - Láti ṣètò: yan N tí ó kéré jù tí peak rẹ̀ (ìpìlẹ̀ + micro-batch × activations fún àpẹẹrẹ
   kọ̀ọ̀kan) wọ inú memory tí ó wà.
-- Lórí GPU, wọn peak gan-an pẹ̀lú `torch.cuda.max_memory_allocated`."""
+- Lórí GPU, wọ̀n peak gan-an pẹ̀lú `torch.cuda.max_memory_allocated`."""
     + _CLOSE,
     5: _OPEN
     + """\
