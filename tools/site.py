@@ -88,8 +88,7 @@ def prepare_for_site(notebook, name: str):
     >>> len(prepare_for_site(new_notebook(cells=summaries[1:]), "04_x.ipynb").cells)
     1
     """
-    if any(_ENGLISH_SUMMARY.search(c.source) for c in notebook.cells if c.cell_type == "markdown"):
-        notebook.cells = [c for c in notebook.cells if not _YORUBA_SUMMARY.match(c.source)]
+    drop_duplicate_summary(notebook)
     asks_a_guess = False
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type == "code" and asks_a_guess:
@@ -114,6 +113,13 @@ def prepare_for_site(notebook, name: str):
                 )
     notebook.metadata.pop("widgets", None)  # the live widgets' state: nothing reads it here
     return notebook
+
+
+def drop_duplicate_summary(notebook) -> None:
+    """Remove the lesson's Yorùbá summary cell where it has an English summary (which the
+    Yorùbá edition and notebooks show translated): one summary per page, per language."""
+    if any(_ENGLISH_SUMMARY.search(c.source) for c in notebook.cells if c.cell_type == "markdown"):
+        notebook.cells = [c for c in notebook.cells if not _YORUBA_SUMMARY.match(c.source)]
 
 
 def link_repository_files(markdown: str, path: str, pages: set[str], repository: Repository) -> str:
