@@ -73,7 +73,7 @@ def test_the_edition_translates_the_front_page_summaries_and_quizzes(pot, tmp_pa
 
 
 def test_every_translated_message_follows_the_glossary():
-    from gradacc_lessons.quiz.glossary import problems
+    from tools.glossary import problems
 
     found = []
     for page in (*CATALOGUED, THEME):

@@ -19,10 +19,11 @@ import pytest
 from gradacc_grader.bank import ASSIGNMENTS
 from gradacc_grader.bank.core import Exercise
 
-from gradacc_lessons.quiz import glossary, yoruba, yoruba_summaries
-from gradacc_lessons.quiz.glossary import problems
+from gradacc_lessons.quiz import yoruba, yoruba_summaries
 from gradacc_lessons.quiz.language import languages_of, translated
 from gradacc_lessons.quiz.questions import faq_questions, lesson_questions
+from tools import glossary
+from tools.glossary import problems
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE_FAQ = (ROOT / "quizzes" / "tests" / "data" / "guide_faq.txt").read_text(encoding="utf-8")
@@ -39,11 +40,9 @@ GRADER = [
     *sorted(EXERCISES.glob("[!_]*.py")),
     ROOT / "quizzes" / "gradacc_grader" / "certificates" / "wording.py",
 ]
-# glossary.py is left out of the file scan: its `WRONG` entries name the wrong words on purpose;
-# its Yorùbá (`TERMS`) is checked as data below.
-STUDENT = sorted(
-    p for p in (ROOT / "gradacc_lessons" / "quiz").rglob("*.py") if p.name != "glossary.py"
-)
+# The glossary (tools/glossary.py) is no file of the scan: its `WRONG` entries name the wrong
+# words on purpose; its Yorùbá (`TERMS`) is checked as data below.
+STUDENT = sorted((ROOT / "gradacc_lessons" / "quiz").rglob("*.py"))
 _YORUBA_LETTERS = re.compile(r"[ẹọṣẸỌṢ\u0300\u0301\u0323]")
 
 
@@ -172,6 +171,20 @@ def test_each_known_slip_is_caught(text, slip):
 @pytest.mark.parametrize("text", CORRECTED)
 def test_the_corrections_and_the_right_uses_pass(text):
     assert problems(text) == []
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        (lambda: glossary.bare(None), "word"),
+        (lambda: glossary.quotations(b"\xc2\xab"), "text"),
+        (lambda: glossary.words(["ìkójọpọ̀"]), "text"),
+        (lambda: glossary.problems(3), "text"),
+    ],
+)
+def test_a_text_that_is_no_string_is_a_value_error_naming_it(call, argument):
+    with pytest.raises(ValueError, match=f"^{argument} must be a string"):
+        call()
 
 
 def test_quotations_code_and_blanks_are_left_out():

@@ -1,8 +1,8 @@
 """Each lesson's summary in Yorùbá: the markdown cell that follows the English summary.
 
 tests/test_yoruba.py checks that the notebooks hold exactly these texts. They follow the
-convention of docs/yoruba.md: full tone marks, one word per idea (`glossary.TERMS`), English
-technical terms kept as they are. The lessons' questions in Yorùbá sit beside their English,
+convention of docs/yoruba.md: full tone marks, one word per idea (tools/glossary.py's `TERMS`),
+English technical terms kept as they are. The lessons' questions in Yorùbá sit beside their English,
 in questions/lesson1.py ... lesson9.py.
 """
 

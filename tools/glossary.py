@@ -1,10 +1,14 @@
 """The course's Yorùbá convention as data: one word per idea, the words marked wrong, and a check.
 
+A tool of the course's authors and tests, not of the student's package (which no longer ships
+it: no lesson imports it). `gradacc_lessons/quiz/yoruba.py` names the guide's own FAQ lines.
+
 The convention (written out in docs/yoruba.md):
 
 - everything the project writes in Yorùbá carries full tone marks (NFC);
 - the guide the course is built from is quoted as the guide wrote it, without our tone marks,
-  and always as a quotation: inside «…», or as a whole string that `yoruba.GUIDE_FAQ` lists;
+  and always as a quotation: inside «…», or as a whole string that `GUIDE_FAQ` (the quiz's
+  yoruba.py) lists;
 - one Yorùbá word per idea (`TERMS`); English technical terms stay as they are (`KEPT`);
 - the words that earlier texts used wrongly (`WRONG`) are not used again.
 
