@@ -132,6 +132,22 @@ def _link_editions(app, pagename, templatename, context, doctree):
     context["gradacc_editions"] = editions
 
 
+def _launch_the_editions_notebook(app, pagename, templatename, context, doctree):
+    """In the Yorùbá edition, a lesson's Colab and Binder buttons open its Yorùbá notebook
+    (notebooks/yo/, tools/yoruba_notebooks.py) instead of the English one."""
+    folder = EDITIONS[str(app.config.language)][1]
+    english = f"{pagename}.ipynb"
+    translated = ROOT / "notebooks" / folder / Path(pagename).with_suffix(".ipynb").name
+    if not folder or not pagename.startswith("notebooks/") or not translated.is_file():
+        return
+    hosts = [url for url in html_theme_options["launch_buttons"].values() if "://" in url]
+    for group in context.get("header_buttons", []):
+        for button in group.get("buttons", []):
+            if any(button.get("url", "").startswith(host) for host in hosts):
+                yoruba = f"notebooks/{folder}{translated.name}"
+                button["url"] = button["url"].replace(english, yoruba)
+
+
 def _edition_title(app):
     """The site's title in the edition's language: the front page's title (the same words) as
     the front page's catalogue translates it."""
@@ -179,6 +195,8 @@ def setup(app):
     app.connect("builder-inited", _theme_words)
     app.connect("builder-inited", _edition_title)
     app.connect("html-page-context", _link_editions)
+    # after the theme makes its buttons (sphinx-book-theme's handlers run at priority 501)
+    app.connect("html-page-context", _launch_the_editions_notebook, priority=600)
     app.add_post_transform(TranslateFoldButtons)
     app.connect("build-finished", _copy_verify_page)
     app.connect("html-page-context", _note_untranslated)

@@ -23,6 +23,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from tests.test_site import CUT_OFF
 from tools.catalogues import LOCALES, completeness, read_po
+from tools.course_config import course_repository
 from tools.system_tools import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -289,3 +290,16 @@ def test_a_partly_translated_page_says_how_much_and_a_whole_one_says_nothing(sit
     assert completeness(MESSAGES / "index.po") == 1  # the front page: whole, so no note
     page, _ = open_page(browser, f"{site}yo/index.html")
     assert "A ti túmọ̀" not in page.locator(".bd-article").inner_text()
+
+
+@pytest.mark.parametrize("language", list(EDITIONS))
+def test_a_lessons_launch_buttons_open_the_notebook_in_the_editions_language(
+    site, browser, language
+):
+    folder = EDITIONS[language][1]
+    page, _ = open_page(browser, f"{site}{folder}{LESSON_1}.html")
+    notebook = f"notebooks/{folder}{Path(LESSON_1).name}.ipynb"
+    assert (ROOT / notebook).is_file()
+    repository = course_repository()
+    for url in (repository.colab_url(notebook), repository.binder_url(notebook)):
+        assert page.locator(f'a[href="{url}"]').count() == 1, f"{language}: no link {url}"
