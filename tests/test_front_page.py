@@ -125,6 +125,12 @@ def test_on_a_wide_screen_each_part_stands_side_by_side_the_editions_language_fi
         assert abs(yo["y"] - en["y"]) < 2, f"{part}: the two languages do not start level"
         assert left["x"] + left["width"] <= right["x"], f"{part}: not side by side, {first} first"
         assert left["width"] > 250 and right["width"] > 250, f"{part}: a column too narrow"
+    buttons = {
+        lang: page.locator(f'.gradacc-listen[lang="{lang}"]').bounding_box()
+        for lang in ["yo", "en"]
+    }
+    second = "yo" if first == "en" else "en"
+    assert buttons[first]["x"] < buttons[second]["x"], "the edition's Listen button comes first"
     assert page.evaluate(CUT_OFF) == [] and errors == []
 
 
