@@ -48,11 +48,14 @@ $(STAMP): $(LAB_STAMP) pyproject.toml quizzes/pyproject.toml
 install: $(STAMP)
 
 ## lab: install the student's course (first time only) and open JupyterLab on the lessons
+##   (`make lab LANG=yo`: the lessons in Yorùbá, notebooks/yo/, generated from the catalogues)
 # After `make install` or `make test` the venv also holds nbgrader: tools/lab_config/ keeps
-# its menus and server extensions out of the student's lab.
+# its menus and server extensions out of the student's lab. LANG=yo chooses the folder only:
+# JupyterLab itself runs under C.UTF-8, since "yo" is no locale the system knows.
+LAB_FOLDER := notebooks$(if $(filter yo,$(LANG)),/yo)
 lab: $(LAB_STAMP)
-	@echo "Starting JupyterLab on notebooks/ -- open the http://127.0.0.1:$(PORT)/lab?token=... URL printed below."
-	cd notebooks && PATH="$(CURDIR)/$(BIN):$$PATH" JUPYTER_CONFIG_PATH="$(CURDIR)/tools/lab_config" ../$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) $(ROOT_FLAG) 01_accumulation_is_a_full_batch.ipynb
+	@echo "Starting JupyterLab on $(LAB_FOLDER)/ -- open the http://127.0.0.1:$(PORT)/lab?token=... URL printed below."
+	cd $(LAB_FOLDER) && $(if $(filter yo,$(LANG)),LANG=C.UTF-8) PATH="$(CURDIR)/$(BIN):$$PATH" JUPYTER_CONFIG_PATH="$(CURDIR)/tools/lab_config" $(CURDIR)/$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) $(ROOT_FLAG) 01_accumulation_is_a_full_batch.ipynb
 
 ## test: check the system programs, install (or update) the course, lint it and run every test
 # (but the benchmarks: no test here depends on how fast the machine is); prints its time
@@ -90,9 +93,11 @@ browser: $(STAMP)
 site: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tools.site
 
-## catalogues: bring locales/yo's gettext catalogues up to date with the English (sphinx-intl)
+## catalogues: bring locales/yo's gettext catalogues up to date with the English (sphinx-intl),
+##   then regenerate the Yorùbá notebooks (notebooks/yo/) from the English and the catalogues
 catalogues: $(STAMP)
 	$(BIN)/python -m tools.catalogues
+	$(BIN)/python -m tools.yoruba_notebooks
 
 ## quizzes: build every graded assignment from the bank and the instructor's secret into
 ## quizzes/course/ (QUIZ_LANG=yo: the final in Yoruba); see quizzes/README.md

@@ -13,6 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from sphinx.transforms.post_transforms import SphinxPostTransform  # noqa: E402
+
 from tools.course_config import course_repository  # noqa: E402
 
 REPOSITORY = course_repository()
@@ -47,6 +49,18 @@ FALLBACK_NOTE = {
         "Gẹ̀ẹ́sì níbí. Ìtọ́sọ́nà, àkótán ẹ̀kọ́ kọ̀ọ̀kan àti àwọn ìdánwò wà ní Yorùbá.</p></div>"
     ),
 }
+# A page whose catalogue is not yet complete: the share of its English words translated,
+# computed at each build (tools/catalogues.py), so the note goes when the translation is done.
+PARTIAL_NOTE = {
+    "yo": (
+        '<div class="admonition note" lang="yo"><p>A ti túmọ̀ {percent}% ojú-ewé yìí sí '
+        "Yorùbá; ìyókù ṣì wà ní Gẹ̀ẹ́sì títí a ó fi parí ìtúmọ̀ rẹ̀.</p></div>"
+    ),
+}
+# The site's two editions: the English at the site's root, each other language in a folder of
+# its own (tools/site.py builds them so). Every page links its twin in the other edition.
+EDITIONS = {"en": ("English", ""), "yo": ("Yorùbá", "yo/")}  # language: (its name, its folder)
+templates_path = ["_templates"]  # edition-switch.html: the switch at the top of every page
 
 html_theme = "sphinx_book_theme"
 html_title = "gradacc: gradient accumulation, measured"
@@ -58,6 +72,7 @@ html_theme_options = {
     "repository_url": REPOSITORY.url,
     "repository_branch": REPOSITORY.branch,
     "path_to_docs": "",  # a page's path in the site is the notebook's path in the repository
+    "article_header_end": ["edition-switch.html", "article-header-buttons.html"],
     "use_repository_button": True,
     "use_download_button": True,
     "launch_buttons": {
@@ -85,12 +100,79 @@ def _copy_verify_page(app, error):
 
 
 def _note_untranslated(app, pagename, templatename, context, doctree):
-    """In an edition in another language, a page without a catalogue says it is in English."""
+    """In an edition in another language, a page without a catalogue says it is in English,
+    and a page whose catalogue is incomplete says how much of it is translated."""
+    from tools.catalogues import completeness
+
     language = app.config.language
     if language in FALLBACK_NOTE and doctree is not None and "body" in context:
         catalogue = ROOT / "locales" / language / "LC_MESSAGES" / f"{pagename}.po"
         if not catalogue.is_file():
             context["body"] = FALLBACK_NOTE[language] + context["body"]
+        elif (share := completeness(catalogue)) < 1:
+            percent = min(99, int(share * 100))  # 99.6 % is not yet all of it
+            context["body"] = PARTIAL_NOTE[language].format(percent=percent) + context["body"]
+
+
+def _link_editions(app, pagename, templatename, context, doctree):
+    """The page's twin in every edition: `hreflang` links in its head, and the switch's links
+    (`gradacc_editions`, drawn by _templates/edition-switch.html)."""
+    here = str(app.config.language)
+    up = "../" * (pagename.count("/") + (1 if EDITIONS[here][1] else 0))  # to the site's root
+    editions = []
+    for language, (name, folder) in EDITIONS.items():
+        href = f"{up}{folder}{pagename}.html"
+        editions.append(
+            {"language": language, "name": name, "href": href, "here": language == here}
+        )
+        context["metatags"] = (
+            context.get("metatags", "")
+            + f'\n<link rel="alternate" hreflang="{language}" href="{href}" />'
+        )
+    context["gradacc_editions"] = editions
+
+
+def _launch_the_editions_notebook(app, pagename, templatename, context, doctree):
+    """In the Yorùbá edition, a lesson's Colab and Binder buttons open its Yorùbá notebook
+    (notebooks/yo/, tools/yoruba_notebooks.py) instead of the English one."""
+    folder = EDITIONS[str(app.config.language)][1]
+    english = f"{pagename}.ipynb"
+    translated = ROOT / "notebooks" / folder / Path(pagename).with_suffix(".ipynb").name
+    if not folder or not pagename.startswith("notebooks/") or not translated.is_file():
+        return
+    hosts = [url for url in html_theme_options["launch_buttons"].values() if "://" in url]
+    for group in context.get("header_buttons", []):
+        for button in group.get("buttons", []):
+            if any(button.get("url", "").startswith(host) for host in hosts):
+                yoruba = f"notebooks/{folder}{translated.name}"
+                button["url"] = button["url"].replace(english, yoruba)
+
+
+def _edition_title(app):
+    """The site's title in the edition's language: the front page's title (the same words) as
+    the front page's catalogue translates it."""
+    from tools.catalogues import read_po
+
+    index = ROOT / "locales" / str(app.config.language) / "LC_MESSAGES" / "index.po"
+    if app.config.language != "en" and index.is_file():
+        translated, _fuzzy = read_po(index).get(app.config.html_title, ("", False))
+        app.config.html_title = translated or app.config.html_title
+
+
+class TranslateFoldButtons(SphinxPostTransform):
+    """MyST-NB's buttons on folded cells ("Show code cell source") in the edition's language,
+    from sphinx.po: MyST-NB writes them from its settings, in English, past any catalogue."""
+
+    default_priority = 200  # right after MyST-NB's HideInputCells (199), which makes them
+    formats = ("html",)
+
+    def run(self, **kwargs):
+        from myst_nb.sphinx_ import HideCodeCellNode
+        from sphinx.locale import _
+
+        for node in self.document.findall(HideCodeCellNode):
+            for prompt in ("prompt_show", "prompt_hide"):
+                node[prompt] = str(_(node[prompt]))
 
 
 def _theme_words(app):
@@ -111,5 +193,10 @@ def _theme_words(app):
 
 def setup(app):
     app.connect("builder-inited", _theme_words)
+    app.connect("builder-inited", _edition_title)
+    app.connect("html-page-context", _link_editions)
+    # after the theme makes its buttons (sphinx-book-theme's handlers run at priority 501)
+    app.connect("html-page-context", _launch_the_editions_notebook, priority=600)
+    app.add_post_transform(TranslateFoldButtons)
     app.connect("build-finished", _copy_verify_page)
     app.connect("html-page-context", _note_untranslated)

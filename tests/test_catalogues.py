@@ -73,7 +73,7 @@ def test_the_edition_translates_the_front_page_summaries_and_quizzes(pot, tmp_pa
 
 
 def test_every_translated_message_follows_the_glossary():
-    from gradacc_lessons.quiz.glossary import problems
+    from tools.glossary import problems
 
     found = []
     for page in (*CATALOGUED, THEME):
@@ -81,3 +81,19 @@ def test_every_translated_message_follows_the_glossary():
         for msgstr, _ in read_po(po).values():
             found += [f"{page}: {p} in {msgstr[:60]!r}" for p in problems(msgstr)]
     assert not found, "\n".join(found)
+
+
+def test_each_lessons_yoruba_title_is_the_one_the_front_page_links_it_by():
+    """The sidebar shows a lesson's title as its catalogue translates it; the front page lists
+    it as index.po does: one Yorùbá title per lesson (until one list of lessons declares it)."""
+    link = re.compile(r"\{doc\}`(.+?) <(notebooks/\w+)>`", re.S)
+    checked = 0
+    for msgid, (msgstr, _) in read_po(LOCALES / "yo" / "LC_MESSAGES" / "index.po").items():
+        english, yoruba = link.match(msgid), link.match(msgstr)
+        lesson = LOCALES / "yo" / "LC_MESSAGES" / f"{english[2]}.po" if english else None
+        if lesson and lesson.is_file():
+            assert yoruba and yoruba[2] == english[2], msgstr[:80]
+            title = read_po(lesson)[" ".join(english[1].split())][0]
+            assert title == " ".join(yoruba[1].split()), english[2]
+            checked += 1
+    assert checked == len([page for page in CATALOGUED if page.startswith("notebooks/")])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import re
 from html.parser import HTMLParser
 
 import nbformat
@@ -10,8 +12,9 @@ from tools import guide
 from tools.site import prepare_for_site
 
 
-class _Sections(HTMLParser):
-    """The text of each <section lang="..."> of an HTML fragment, spaces collapsed."""
+class _Halves(HTMLParser):
+    """The text of each language's half (`<div lang="...">`) of an HTML fragment, spaces
+    collapsed, the parts of the guide joined in order."""
 
     def __init__(self):
         super().__init__()
@@ -19,12 +22,12 @@ class _Sections(HTMLParser):
         self._lang = None
 
     def handle_starttag(self, tag, attrs):
-        if tag == "section":
+        if tag == "div" and "lang" in dict(attrs):
             self._lang = dict(attrs)["lang"]
-            self.texts[self._lang] = []
+            self.texts.setdefault(self._lang, [])
 
     def handle_endtag(self, tag):
-        if tag == "section":
+        if tag == "div":
             self._lang = None
 
     def handle_data(self, data):
@@ -33,9 +36,9 @@ class _Sections(HTMLParser):
 
 
 def sections(fragment: str) -> dict[str, str]:
-    parser = _Sections()
+    parser = _Halves()
     parser.feed(fragment)
-    return {lang: " ".join("".join(parts).split()) for lang, parts in parser.texts.items()}
+    return {lang: " ".join(" ".join(parts).split()) for lang, parts in parser.texts.items()}
 
 
 def test_the_front_page_and_lesson_1_hold_the_same_guide_in_both_languages():
@@ -51,10 +54,18 @@ def test_the_front_page_and_lesson_1_hold_the_same_guide_in_both_languages():
     assert guide.write() == []  # nothing to regenerate: both are up to date
 
 
-def test_the_guide_cell_has_no_switch_and_links_the_notebooks_then_the_pages():
+def test_the_guide_cell_has_no_listen_buttons_and_links_the_notebooks_then_the_pages():
     cell = guide.notebook_cell(guide.GUIDE.read_text(encoding="utf-8"))
-    assert "gradacc-guide-switch" not in cell and 'class="gradacc-guide"' not in cell
+    assert "gradacc-listen" not in cell and 'class="gradacc-guide"' not in cell
     assert 'href="02_scaling_the_loss.ipynb"' in cell and ".html" not in cell
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(cell)])
     page = prepare_for_site(notebook, "01_x.ipynb").cells[0].source
     assert 'href="02_scaling_the_loss.html"' in page and ".ipynb" not in page
+
+
+def test_each_read_time_is_the_words_of_its_language_at_200_a_minute():
+    text = guide.GUIDE.read_text(encoding="utf-8")
+    said = dict(re.findall(r'<span class="gradacc-read-time" lang="(\w+)">~(\d+) ', text))
+    for lang, words in sections(text).items():
+        assert int(said[lang]) == math.ceil(len(words.split()) / 200), lang
+    assert sorted(said) == ["en", "yo"]

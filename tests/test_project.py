@@ -17,6 +17,7 @@ from tools.setup_cell import SETUP_CELL, URL_VARIABLE, setup_cell_for
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = sorted((ROOT / "notebooks").glob("[0-9]*.ipynb"))
 COMMITTED_NOTEBOOKS = LESSONS + sorted((ROOT / "quizzes" / "course" / "source").glob("*/*.ipynb"))
+COMMITTED_NOTEBOOKS += sorted((ROOT / "notebooks" / "yo").glob("*.ipynb"))  # generated in Yorùbá
 
 
 def test_there_are_lessons():

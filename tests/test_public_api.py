@@ -66,7 +66,7 @@ from gradacc_lessons.planning import (
 )
 from gradacc_lessons.planning.segmentation import UNet
 from gradacc_lessons.planning.setup import TrainingSetup
-from gradacc_lessons.quiz import attempts, glossary, language, questions, selfcheck
+from gradacc_lessons.quiz import attempts, language, questions, selfcheck
 
 matplotlib.use("Agg")
 search = importlib.import_module("gradacc_lessons.planning.search")
@@ -153,7 +153,6 @@ NO_ARGUMENTS = {  # nothing a learner could pass wrongly
     "demos.frameworks.tables.framework_defaults",
     "demos.frameworks.process.versions",
     "quiz.attempts.is_question",  # a predicate: any object is a fair question to it
-    "quiz.glossary.markdown",
     "planning.cli.main",  # a command: argparse and exit code 2 answer bad input (test_planning)
     "planning.cpu_kernels.without_onednn",
     "demos.distributed.workers.counting_collectives",
@@ -668,10 +667,6 @@ BAD = {
     # the learner's typed text: the message, in the quiz's language, quotes it
     "quiz.attempts.parse_number": [("twelve", lambda: attempts.parse_number("twelve", EN))],
     "quiz.language.words_for": [("lang", lambda: language.words_for("fr"))],
-    "quiz.glossary.bare": [("word", lambda: glossary.bare(None))],
-    "quiz.glossary.quotations": [("text", lambda: glossary.quotations(b"\xc2\xab"))],
-    "quiz.glossary.words": [("text", lambda: glossary.words(["ìkójọpọ̀"]))],
-    "quiz.glossary.problems": [("text", lambda: glossary.problems(3))],
     "quiz.language.translated": [("lang", lambda: language.translated(Q, "de"))],
     "quiz.language.languages_of": [("questions", lambda: language.languages_of(["l1_scale"]))],
     "quiz.terminal.draw": [("seed", lambda: selfcheck.draw([Q], seed=True))],
@@ -1148,11 +1143,6 @@ CALLS = {
     "quiz.attempts.parse_number": lambda: attempts.parse_number("12.5", EN),
     "quiz.attempts.is_question": lambda: attempts.is_question(Q),
     "quiz.language.words_for": lambda: language.words_for("yo"),
-    "quiz.glossary.bare": lambda: glossary.bare("Ọlọ́run"),
-    "quiz.glossary.quotations": lambda: glossary.quotations("Ó sọ pé «igo»."),
-    "quiz.glossary.words": lambda: glossary.words("ìkójọpọ̀ gradient"),
-    "quiz.glossary.problems": lambda: glossary.problems("Àwọn ayeraye"),
-    "quiz.glossary.markdown": glossary.markdown,
     "quiz.language.translated": lambda: language.translated(Q, "en"),
     "quiz.language.languages_of": lambda: language.languages_of([Q, P]),
     "quiz.terminal.draw": lambda: selfcheck.draw([Q, P]),  # a fresh order: its own generator

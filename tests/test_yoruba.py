@@ -19,10 +19,11 @@ import pytest
 from gradacc_grader.bank import ASSIGNMENTS
 from gradacc_grader.bank.core import Exercise
 
-from gradacc_lessons.quiz import glossary, yoruba, yoruba_summaries
-from gradacc_lessons.quiz.glossary import problems
+from gradacc_lessons.quiz import yoruba, yoruba_summaries
 from gradacc_lessons.quiz.language import languages_of, translated
 from gradacc_lessons.quiz.questions import faq_questions, lesson_questions
+from tools import glossary
+from tools.glossary import problems
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDE_FAQ = (ROOT / "quizzes" / "tests" / "data" / "guide_faq.txt").read_text(encoding="utf-8")
@@ -39,11 +40,9 @@ GRADER = [
     *sorted(EXERCISES.glob("[!_]*.py")),
     ROOT / "quizzes" / "gradacc_grader" / "certificates" / "wording.py",
 ]
-# glossary.py is left out of the file scan: its `WRONG` entries name the wrong words on purpose;
-# its Yorùbá (`TERMS`) is checked as data below.
-STUDENT = sorted(
-    p for p in (ROOT / "gradacc_lessons" / "quiz").rglob("*.py") if p.name != "glossary.py"
-)
+# The glossary (tools/glossary.py) is no file of the scan: its `WRONG` entries name the wrong
+# words on purpose; its Yorùbá (`TERMS`) is checked as data below.
+STUDENT = sorted((ROOT / "gradacc_lessons" / "quiz").rglob("*.py"))
 _YORUBA_LETTERS = re.compile(r"[ẹọṣẸỌṢ\u0300\u0301\u0323]")
 
 
@@ -101,7 +100,7 @@ def doc_passages() -> list[str]:
     """The Yorùbá of docs/yoruba.md (its lang="yo" divs) and of the front page's guide."""
     passages = re.findall(r'<div lang="yo">(.*?)</div>', DOC.read_text(encoding="utf-8"), re.S)
     front = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
-    guide = re.findall(r'<section lang="yo"(.*?)</section>', front, re.S)
+    guide = re.findall(r'<div lang="yo">\n(.*?)</div>', front, re.S)  # each part's Yorùbá
     return passages + [re.sub(r"<[^>]+>", " ", g) for g in guide]
 
 
@@ -139,6 +138,55 @@ def test_a_run_of_untoned_words_is_caught_and_english_terms_break_it():
     assert problems("Ronu nipa gradient ti o ṣe") == []  # never five in a row
 
 
+# The slips a reader found in the course's Yorùbá (issue 39), each beside its correction.
+SLIPPED = [
+    ("Lórí GPU, wọn peak gan-an pẹ̀lú `torch.cuda.max_memory_allocated`.", "wọn peak"),
+    ("Ó ń wọn step náà lórí memory ẹ̀rọ yìí", "ń wọn"),
+    ("Apá 6 wọn ohun tí `.grad` bfloat16 ń ná fèrèsé kan", "wọn ohun"),
+    ("batch 128; micro-batch 32 tí a kó jọ ní mẹ́rin-mẹ́rin; batch 32", "micro-batch 32"),
+    ("Jẹ́ kí `accumulation_steps = {n}`, kí micro-batch sì jẹ́ **{m}**", "micro-batch sì jẹ́"),
+    ("kí micro-batch sì jẹ́ 11", "micro-batch sì jẹ́ 11"),
+]
+CORRECTED = [
+    "Lórí GPU, wọ̀n peak gan-an pẹ̀lú `torch.cuda.max_memory_allocated`.",
+    "Ó ń wọ̀n ìgbésẹ̀ náà lórí memory ẹ̀rọ yìí",
+    "Apá 6 wọ̀n ohun tí `.grad` bfloat16 ń ná fèrèsé kan",
+    "batch 128; micro-batch mẹ́rin tí ọ̀kọ̀ọ̀kan ní àpẹẹrẹ 32; batch 32",
+    "Jẹ́ kí `accumulation_steps = {n}`, kí iye micro-batch sì jẹ́ **{m}**",
+    "kí ìwọ̀n micro-batch sì jẹ́ 11",
+    # they / their, where it is right: after a noun, before an auxiliary, in a word
+    "kó gradient wọn jọ, àpapọ̀ gradient wọn ni gradient batch, wọn kò lè ṣe é, àwọn ohun",
+    # a count after the noun, as meant: eight micro-batches, accumulated
+    "Báwo ni pípín batch sí micro-batch 8 tí a kó jọ ṣe ń yí àkókò padà?",
+]
+
+
+@pytest.mark.parametrize("text, slip", SLIPPED, ids=[s for _, s in SLIPPED])
+def test_each_known_slip_is_caught(text, slip):
+    found = problems(text)
+    assert any(slip in p for p in found), found
+    assert any(p.startswith(f'"{slip}') for p in found)  # the message quotes the slip itself
+
+
+@pytest.mark.parametrize("text", CORRECTED)
+def test_the_corrections_and_the_right_uses_pass(text):
+    assert problems(text) == []
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        (lambda: glossary.bare(None), "word"),
+        (lambda: glossary.quotations(b"\xc2\xab"), "text"),
+        (lambda: glossary.words(["ìkójọpọ̀"]), "text"),
+        (lambda: glossary.problems(3), "text"),
+    ],
+)
+def test_a_text_that_is_no_string_is_a_value_error_naming_it(call, argument):
+    with pytest.raises(ValueError, match=f"^{argument} must be a string"):
+        call()
+
+
 def test_quotations_code_and_blanks_are_left_out():
     assert problems("Ìtọ́sọ́nà náà dáhùn pé: «iwuwasi ẹgbẹ yago fun ibaamu»") == []
     assert problems("Pe `ipele = le()` àti {ipele}") == []
@@ -164,7 +212,7 @@ def test_the_scan_finds_the_strings_it_checks():
     assert len(exercises) == 5 and exercises <= {p.name for p in EXERCISES.glob("*.py")}
     others = {p.name for p in GRADER if p.parent != EXERCISES}
     assert {name for name, _ in grader_strings()} == others | exercises and len(others) == 4
-    assert len(doc_passages()) == 2
+    assert len(doc_passages()) == 1 + 5  # docs/yoruba.md's, and the guide's five parts
 
 
 @pytest.mark.parametrize("where", ["student", "doc"])

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from gradacc_lessons.quiz import glossary
+from tools import glossary
 
 BIN = Path(sys.executable).parent
 SECRET = "5e" * 32

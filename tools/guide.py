@@ -3,11 +3,13 @@ first cell of lesson 1, which opens the course in the notebooks.
 
     python -m tools.guide   # after editing docs/guide.html: writes docs/index.md and lesson 1
 
-The front page gets the file as it is (its language switch and Listen button are
-docs/_static/guide.js's). The notebook gets the same two sections, both shown: no switch nor
-Listen button (a notebook runs no page script), links to the lessons' notebooks instead of their
-pages, and its own class so that the site's script leaves the cell alone. tests/test_guide.py
-checks that both hold the file's text.
+The guide's parts (overview, deep dive, uses, future, FAQ) each hold a Yorùbá and an English
+`<div lang>`: side by side on a wide screen, one above the other on a phone (docs/_static/
+gradacc.css). The front page gets the file as it is (its Listen buttons are docs/_static/
+guide.js's). The notebook gets the same parts: no Listen buttons (a notebook runs no page
+script), links to the lessons' notebooks instead of their pages, and its own class so that the
+site's script and styles leave the cell alone. tests/test_guide_text.py checks that both hold
+the file's text.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ GUIDE = ROOT / "docs" / "guide.html"
 FRONT_PAGE = ROOT / "docs" / "index.md"
 LESSON_1 = ROOT / "notebooks" / "01_accumulation_is_a_full_batch.ipynb"
 CELL_ID = "lesson1-guide"
-_BLOCK = re.compile(r'<div class="gradacc-guide">\n.*?</section>\n</div>\n', re.S)
+# the block ends at the first "</div>" line followed by a blank line (HTML in Markdown has none)
+_BLOCK = re.compile(r'<div class="gradacc-guide">\n.*?\n</div>\n(?=\n|\Z)', re.S)
 
 
 def front_page(index: str, guide: str) -> str:
@@ -34,13 +37,13 @@ def front_page(index: str, guide: str) -> str:
 
 
 def notebook_cell(guide: str) -> str:
-    """The guide as lesson 1's first cell: both languages shown, links to the notebooks.
+    """The guide as lesson 1's first cell: no Listen buttons, links to the notebooks.
 
-    >>> notebook_cell('<div class="gradacc-guide">\\n<p class="gradacc-guide-switch">x</p>\\n'
+    >>> notebook_cell('<div class="gradacc-guide">\\n<p class="gradacc-guide-tools">x</p>\\n'
     ...               '<a href="notebooks/02_a.html">2</a>\\n</div>\\n')
     '<div class="gradacc-guide-cell">\\n<a href="02_a.ipynb">2</a>\\n</div>\\n'
     """
-    cell = re.sub(r'<p class="gradacc-guide-switch">.*?</p>\n', "", guide, flags=re.S)
+    cell = re.sub(r'<p class="gradacc-guide-tools">.*?</p>\n', "", guide, flags=re.S)
     cell = re.sub(r'href="notebooks/([\w-]+)\.html', r'href="\1.ipynb', cell)
     return cell.replace('class="gradacc-guide"', 'class="gradacc-guide-cell"', 1)
 

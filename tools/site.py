@@ -11,6 +11,9 @@
 3. Render them with Sphinx and MyST-NB (docs/conf.py); any Sphinx warning fails the build.
    Twice: the English site into site/, and its Yorùbá edition, translated by the gettext
    catalogues of locales/yo (tools/catalogues.py), into site/yo/.
+
+With `--unexecuted` the lessons are staged as the repository holds them, without running them:
+their text, in both editions, in seconds (a translator's preview; the front page's tests).
 """
 
 from __future__ import annotations
@@ -35,6 +38,10 @@ DOCS = ROOT / "docs"
 # you run the cell"). A notebook shows that output only once the cell runs; a page shows it at
 # once, right under the question: the page folds it, to be opened after the guess.
 GUESS_FIRST = "Guess before you run"
+# The Yorùbá summary a lesson holds as one cell after its English one (gradacc_lessons/quiz/
+# yoruba_summaries.py), for a notebook reader: on the site, each edition shows one summary.
+_YORUBA_SUMMARY = re.compile(r'\A<div lang="yo">\s*### Àkótán')
+_ENGLISH_SUMMARY = re.compile(r"^## (Summary|Where next)$", re.M)
 # A markdown link (not an image) to a relative path: ](path) or ](path#anchor)
 _RELATIVE_LINK = re.compile(r"(?<!!)(\[[^\]]*\]\()(?![a-z]+:|#)([^)#\s]+)(#[^)\s]*)?\)")
 
@@ -56,6 +63,8 @@ def prepare_for_site(notebook, name: str):
     cannot draw the live widget, so without one the reader would see an empty area. A link
     to a page of docs/ (`../docs/sources.md`) points where the site stages it (`../sources.md`).
     The output of a cell the text above asks the reader to guess (`GUESS_FIRST`) is folded.
+    The Yorùbá summary cell goes where the lesson has an English summary: the Yorùbá edition
+    shows that one translated (locales/yo), so each edition shows one summary.
 
     >>> from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
     >>> cell = new_code_cell("quiz()", metadata={"jupyter": {"source_hidden": True}})
@@ -73,7 +82,14 @@ def prepare_for_site(notebook, name: str):
     >>> guessed = prepare_for_site(new_notebook(cells=[ask, new_code_cell("3")]), "07_x.ipynb")
     >>> guessed.cells[1].metadata.tags
     ['hide-output']
+    >>> summaries = [new_markdown_cell("## Summary\\n\\n- sum"), new_markdown_cell(
+    ...     '<div lang="yo">\\n\\n### Àkótán ní Yorùbá\\n\\n- àpapọ̀\\n\\n</div>')]
+    >>> [c.source[:10] for c in prepare_for_site(new_notebook(cells=summaries), "01_x").cells]
+    ['## Summary']
+    >>> len(prepare_for_site(new_notebook(cells=summaries[1:]), "04_x.ipynb").cells)
+    1
     """
+    drop_duplicate_summary(notebook)
     asks_a_guess = False
     for index, cell in enumerate(notebook.cells):
         if cell.cell_type == "code" and asks_a_guess:
@@ -98,6 +114,13 @@ def prepare_for_site(notebook, name: str):
                 )
     notebook.metadata.pop("widgets", None)  # the live widgets' state: nothing reads it here
     return notebook
+
+
+def drop_duplicate_summary(notebook) -> None:
+    """Remove the lesson's Yorùbá summary cell where it has an English summary (which the
+    Yorùbá edition and notebooks show translated): one summary per page, per language."""
+    if any(_ENGLISH_SUMMARY.search(c.source) for c in notebook.cells if c.cell_type == "markdown"):
+        notebook.cells = [c for c in notebook.cells if not _YORUBA_SUMMARY.match(c.source)]
 
 
 def link_repository_files(markdown: str, path: str, pages: set[str], repository: Repository) -> str:
@@ -125,7 +148,7 @@ def link_repository_files(markdown: str, path: str, pages: set[str], repository:
 
 def stage(source: Path) -> None:
     """Copy docs/'s pages and the instructors' guides into `source`, at their repository paths."""
-    ignore = shutil.ignore_patterns("conf.py", "_static", "__pycache__")
+    ignore = shutil.ignore_patterns("conf.py", "_static", "_templates", "__pycache__")
     shutil.copytree(DOCS, source, ignore=ignore)
     guides = [guide.relative_to(ROOT).as_posix() for guide in sorted(ROOT.glob("quizzes/*.md"))]
     (source / "quizzes").mkdir(exist_ok=True)
@@ -155,6 +178,16 @@ def execute_lessons(source: Path, executed: Path | None = None) -> None:
         nbformat.write(prepare_for_site(notebook, path.name), source / "notebooks" / path.name)
 
 
+def stage_lessons_unexecuted(source: Path) -> None:
+    """Write each lesson as the repository holds it (no outputs), ready for the site, to
+    `source`/notebooks/: the text alone, for the catalogues, a translator's preview and the
+    tests of the front page and the editions (a build in seconds instead of minutes)."""
+    (source / "notebooks").mkdir(parents=True, exist_ok=True)
+    for path in lesson_paths():
+        notebook = prepare_for_site(nbformat.read(path, as_version=4), path.name)
+        nbformat.write(notebook, source / "notebooks" / path.name)
+
+
 def render(source: Path, work: Path, out: Path, language: str = "en") -> int:
     """Render the staged `source` to HTML in `out` with Sphinx; Sphinx's exit code.
 
@@ -181,11 +214,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--executed", type=Path, help="a folder of the lessons already executed: not run again"
     )
+    parser.add_argument(
+        "--unexecuted", action="store_true", help="the lessons' text only, not run: seconds"
+    )
     args = parser.parse_args(argv)
     shutil.rmtree(args.work, ignore_errors=True)
     source = args.work / "source"
     stage(source)
-    execute_lessons(source, args.executed)
+    if args.unexecuted:
+        stage_lessons_unexecuted(source)
+    else:
+        execute_lessons(source, args.executed)
     status = render(source, args.work, args.out)
     if status == 0:  # the Yorùbá edition, under site/yo/
         status = render(source, args.work, args.out / "yo", "yo")

@@ -5,7 +5,7 @@ as it wrote them (`GUIDE_FAQ`, without tone marks: quotations). Its answers are 
 quotations too, between « and », and the course's own explanation follows, saying kindly
 where the guide's words mislead (FAQ 1's "igo", FAQ 2's "afiwe" and "idaduro", FAQ 4's
 second half, which says the reverse of what it means). Everything else here is the course's
-own Yorùbá: fully tone-marked, one word per idea, as `glossary.py` and docs/yoruba.md set out.
+own Yorùbá: fully tone-marked, one word per idea, as tools/glossary.py and docs/yoruba.md set out.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Each lesson's summary in Yorùbá: the markdown cell that follows the English summary.
 
 tests/test_yoruba.py checks that the notebooks hold exactly these texts. They follow the
-convention of docs/yoruba.md: full tone marks, one word per idea (`glossary.TERMS`), English
-technical terms kept as they are. The lessons' questions in Yorùbá sit beside their English,
+convention of docs/yoruba.md: full tone marks, one word per idea (tools/glossary.py's `TERMS`),
+English technical terms kept as they are. The lessons' questions in Yorùbá sit beside their English,
 in questions/lesson1.py ... lesson9.py.
 """
 
@@ -62,7 +62,7 @@ Gbogbo àṣìṣe tí ẹ̀kọ́ yìí wọ̀n jẹ́ ipa tí a fi sí ibi tí
   nítorí náà ìmúdójúìwọ̀n kọ̀ọ̀kan ń pẹ́ sí i.
 - Láti ṣètò: yan N tí ó kéré jù tí peak rẹ̀ (ìpìlẹ̀ + micro-batch × activations fún àpẹẹrẹ
   kọ̀ọ̀kan) wọ inú memory tí ó wà.
-- Lórí GPU, wọn peak gan-an pẹ̀lú `torch.cuda.max_memory_allocated`."""
+- Lórí GPU, wọ̀n peak gan-an pẹ̀lú `torch.cuda.max_memory_allocated`."""
     + _CLOSE,
     5: _OPEN
     + """\

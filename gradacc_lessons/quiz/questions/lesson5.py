@@ -74,7 +74,7 @@ LESSON5_YORUBA: dict[str, Wording] = {
     "l5_curves": Wording(
         prompt=(
             "Training mẹ́ta ń lo model kan náà, ètò data kan náà, AdamW, clipping àti schedule "
-            "learning rate kan náà: batch 128; micro-batch 32 tí a kó jọ ní mẹ́rin-mẹ́rin; batch "
+            "learning rate kan náà: batch 128; micro-batch mẹ́rin tí ọ̀kọ̀ọ̀kan ní àpẹẹrẹ 32; batch "
             "32 láìsí ìkójọpọ̀. Àwọn wo ló ní ìlà training kan náà?"
         ),
         choices=(

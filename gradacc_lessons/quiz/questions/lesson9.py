@@ -137,7 +137,7 @@ LESSON9_YORUBA: dict[str, Wording] = {
         ),
         choices=(
             "Ó ń ka gbogbo tensor tí step gidi ń ṣẹ̀dá, tí ó sì ń tú sílẹ̀",
-            "Ó ń wọn step náà lórí memory ẹ̀rọ yìí, bíi profiler",
+            "Ó ń wọ̀n ìgbésẹ̀ náà lórí memory ẹ̀rọ yìí, bíi profiler",
             "Ó ń fi àfikún ààbò kún un, tí ó bo ohun tí àwọn fọ́múlà fi sílẹ̀",
             "Ó ń sọ ìwọ̀n tensor kọ̀ọ̀kan di ìlọ́po byte 512, bí allocator CUDA ti ń ṣe",
         ),

@@ -194,7 +194,7 @@ T3 = {
         "adding up: only the last micro-batch would count.",
     },
     "yo": {
-        "q": "Jẹ́ kí `accumulation_steps = {n}`, kí micro-batch sì jẹ́ **{m}** (nítorí náà "
+        "q": "Jẹ́ kí `accumulation_steps = {n}`, kí iye micro-batch sì jẹ́ **{m}** (nítorí náà "
         "fèrèsé tó kẹ́yìn kúrú). Ìgbà mélòó ni loop tí ó tọ̀nà ń pe `optimizer.step()`, ìgbà "
         "mélòó ló sì ń pe `optimizer.zero_grad()`?",
         "answer": "step() ní ìgbà {steps}, zero_grad() ní ìgbà {clears}",

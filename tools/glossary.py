@@ -1,10 +1,14 @@
 """The course's Yorùbá convention as data: one word per idea, the words marked wrong, and a check.
 
+A tool of the course's authors and tests, not of the student's package (which no longer ships
+it: no lesson imports it). `gradacc_lessons/quiz/yoruba.py` names the guide's own FAQ lines.
+
 The convention (written out in docs/yoruba.md):
 
 - everything the project writes in Yorùbá carries full tone marks (NFC);
 - the guide the course is built from is quoted as the guide wrote it, without our tone marks,
-  and always as a quotation: inside «…», or as a whole string that `yoruba.GUIDE_FAQ` lists;
+  and always as a quotation: inside «…», or as a whole string that `GUIDE_FAQ` (the quiz's
+  yoruba.py) lists;
 - one Yorùbá word per idea (`TERMS`); English technical terms stay as they are (`KEPT`);
 - the words that earlier texts used wrongly (`WRONG`) are not used again.
 
@@ -111,6 +115,46 @@ WRONG: tuple[Wrong, ...] = (
     ),
 )
 
+
+@dataclass(frozen=True)
+class Slip:
+    """A known slip a pattern finds in running text (a word's tone, a number's place)."""
+
+    pattern: str  # a regular expression over the NFC text, quotations and code left out
+    right: str
+    why: str
+
+
+# A whole word: no letter, mark or hyphen right before or after (a mark is no \w for \b,
+# and "batch" inside "micro-batch" is another word).
+_ALONE_BEFORE, _ALONE_AFTER = r"(?<![\w\u0300-\u036f-])", r"(?![\w\u0300-\u036f-])"
+_MEASURED = "peak memory ohun àkókò iye ìwọ̀n gradient loss èsì ìgbésẹ̀ step ọ́n ọ́"
+SLIPS: tuple[Slip, ...] = (
+    Slip(
+        rf"{_ALONE_BEFORE}ń wọn{_ALONE_AFTER}",
+        "ń wọ̀n",
+        "`wọn` is they or their; to measure is `wọ̀n`",
+    ),
+    Slip(
+        rf"{_ALONE_BEFORE}wọn (?:{'|'.join(_MEASURED.split())}){_ALONE_AFTER}",
+        "wọ̀n",
+        "`wọn` before what is measured reads as they; to measure is `wọ̀n`",
+    ),
+    Slip(
+        rf"{_ALONE_BEFORE}(?:micro-batch|batch) \d[\d,]* tí a kó jọ ní ([^\s-]+)-\1",
+        "micro-batch mẹ́rin tí ọ̀kọ̀ọ̀kan ní àpẹẹrẹ 32",
+        "a number after the noun counts them (micro-batch 32 tí a kó jọ ní mẹ́rin-mẹ́rin: 32 "
+        "micro-batches, in fours); say a size with àpẹẹrẹ",
+    ),
+    Slip(
+        # the noun as the subject ("kí micro-batch sì jẹ́"), not an owner ("mean micro-batch jẹ́")
+        r"(?:^|(?<=[.;:,] )|(?<= kí )|(?<= tí )|(?<= bí )|(?<= pé )|(?<=^kí )|(?<=^tí ))"
+        r"(?:micro-batch|batch|fèrèsé)(?: sì)? jẹ́ \d(?:[\d,.]*\d)?",
+        "iye micro-batch jẹ́ 11",
+        "say what the number is: iye (how many) or ìwọ̀n (how large)",
+    ),
+)
+
 _TONES = {"\u0300", "\u0301", "\u0304"}  # grave (low), acute (high), macron (mid, rarely)
 _MARKS = re.compile(r"[\u0300-\u036f]")
 _WORD = re.compile(r"(?:[^\W\d_][\u0300-\u036f]*)+(?:-(?:[^\W\d_][\u0300-\u036f]*)+)*")
@@ -194,6 +238,11 @@ def problems(text: str, *, runs: bool = True) -> list[str]:
     3. `UNTONED_RUN` Yorùbá words in a row none of which carries a tone mark (a word is
        Yorùbá unless `KEPT` lists it or it is in capitals, like GPU or N).
        `runs=False` skips this rule, for a text in English that quotes Yorùbá words.
+    4. a known slip of `SLIPS`, found by its pattern (case aside): `wọn` (they) where
+       measuring (`wọ̀n`) is meant ("Ó ń wọn", "wọn peak"), and a number after the noun
+       that reads as a count where a size is meant ("micro-batch 32 tí a kó jọ"), or a
+       noun equated with a number that does not say whether it counts or measures
+       ("kí micro-batch sì jẹ́ 11"; a `{blank}` counts as a number here).
 
     >>> problems("Àwọn ayeraye náà")
     ['"ayeraye": write "weights" (`àyérayé` means eternal)']
@@ -224,6 +273,12 @@ def problems(text: str, *, runs: bool = True) -> list[str]:
             run.append(w)
             if len(run) == UNTONED_RUN:
                 found.append(f'not tone-marked: "{" ".join(run)}"')
+    # for the slips a {blank} stands for the number it will be, and **bold** is plain text
+    prose = re.sub(r"\{[^{}]*\}", "0", _QUOTE.sub(" ", unicodedata.normalize("NFC", text)))
+    prose = " ".join(_CODE.sub(" ", prose.replace("*", "")).split())
+    for slip in SLIPS:
+        for match in re.finditer(slip.pattern, prose, re.IGNORECASE):
+            found.append(f'"{match[0]}": write "{slip.right}" ({slip.why})')
     return list(dict.fromkeys(found))
 
 
