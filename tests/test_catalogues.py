@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from gradacc_lessons.lessons import LESSONS
 from tools.catalogues import CATALOGUED, LOCALES, THEME, behind, extract, read_po, theme_messages
 from tools.site import render
 
@@ -85,7 +86,8 @@ def test_every_translated_message_follows_the_glossary():
 
 def test_each_lessons_yoruba_title_is_the_one_the_front_page_links_it_by():
     """The sidebar shows a lesson's title as its catalogue translates it; the front page lists
-    it as index.po does: one Yorùbá title per lesson (until one list of lessons declares it)."""
+    it as index.po does, and gradacc_lessons/lessons.py declares it: one Yorùbá title a lesson."""
+    declared = {f"notebooks/{each.stem}": each.title_yo for each in LESSONS}
     link = re.compile(r"\{doc\}`(.+?) <(notebooks/\w+)>`", re.S)
     checked = 0
     for msgid, (msgstr, _) in read_po(LOCALES / "yo" / "LC_MESSAGES" / "index.po").items():
@@ -95,5 +97,6 @@ def test_each_lessons_yoruba_title_is_the_one_the_front_page_links_it_by():
             assert yoruba and yoruba[2] == english[2], msgstr[:80]
             title = read_po(lesson)[" ".join(english[1].split())][0]
             assert title == " ".join(yoruba[1].split()), english[2]
+            assert title.endswith(declared[english[2]]), (title, declared[english[2]])
             checked += 1
     assert checked == len([page for page in CATALOGUED if page.startswith("notebooks/")])
