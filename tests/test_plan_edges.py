@@ -265,3 +265,30 @@ def test_fused_adamw_keeps_no_temporary_of_all_weights():
     assert foreach.peak_phase == "optimizer step"
     assert foreach.at_peak["temporaries"] >= foreach.at_peak["parameters"]
     assert fused.peak_phase != "optimizer step" and fused.peak_bytes < foreach.peak_bytes
+
+
+def test_attention_dropout_is_traced_as_a_gpu_runs_it(tmp_path, monkeypatch):
+    from gradacc_lessons.planning import plan, setup
+    from gradacc_lessons.planning.predict import traced_peak
+
+    path = tmp_path / "config.json"
+    layers, heads, length, batch = 2, 2, 256, 4
+    path.write_text(json.dumps({
+        "model_type": "gpt2", "n_layer": layers, "n_head": heads, "n_embd": 64,
+        "n_positions": length, "vocab_size": 128,
+        "attn_pdrop": 0.1, "resid_pdrop": 0.0, "embd_pdrop": 0.0,
+    }))  # fmt: skip
+    as_on_a_gpu = traced_peak(
+        setup.TrainingSetup(str(path), sequence_length=length), batch, 1, "cpu"
+    )
+    monkeypatch.setattr(setup, "ATTENTION_DROPOUTS", ())  # what the CPU's own kernels keep
+    on_the_cpu = traced_peak(
+        setup.TrainingSetup(str(path), sequence_length=length), batch, 1, "cpu"
+    )
+    # by hand: the math path saves each layer's attention matrix (batch x heads x length^2,
+    # float32) beside its dropout mask; flash attention saves neither
+    matrices = layers * batch * heads * length**2 * 4
+    assert on_the_cpu.activation_bytes - as_on_a_gpu.activation_bytes >= matrices
+    monkeypatch.undo()
+    notes = plan(str(path), 8, 1, sequence_length=length, allocator="cpu").notes
+    assert any("attention dropout 0.1 planned as a GPU runs it" in note for note in notes)

@@ -194,7 +194,7 @@ def plan(
     if not result.fits and alternatives and not measure:
         options = tuple(_alternatives(setup, effective_batch, usable, allocator))
         result = _replace(result, alternatives=options)
-    result = _replace(result, budget_bytes=total, reserve_bytes=kept, notes=_dtype_notes(setup))
+    result = _replace(result, budget_bytes=total, reserve_bytes=kept, notes=_notes(setup))
     if usable < result.floor_bytes:
         raise ValueError(_below_floor(result))
     if dataset_samples is not None:
@@ -352,12 +352,21 @@ def _reserve_bytes(reserve, allocator: str, total: int) -> int:
     return kept
 
 
-def _dtype_notes(setup: TrainingSetup) -> tuple:
+def _notes(setup: TrainingSetup) -> tuple:
+    """What the plan decided that the recipe did not say, a sentence each."""
+    notes = []
     asked = requested_dtype(setup.model)
     weights = "bfloat16" if setup.precision == "bf16-true" else "float32"
-    if asked is None or asked == weights:
-        return ()
-    return (f"the config says {asked}; planning {setup.precision} ({weights} weights) as asked",)
+    if asked is not None and asked != weights:
+        notes.append(
+            f"the config says {asked}; planning {setup.precision} ({weights} weights) as asked"
+        )
+    if setup.attention_dropout:
+        notes.append(
+            f"attention dropout {setup.attention_dropout:g} planned as a GPU runs it, inside flash "
+            "attention (no attention matrix saved); PyTorch's CPU kernels would save one"
+        )
+    return tuple(notes)
 
 
 def _effective_batch(samples, tokens, sequence_length) -> int:

@@ -35,6 +35,13 @@ from gradacc_lessons.checks import as_choice, as_count
 from gradacc_lessons.planning.config_files import config_fields
 from gradacc_lessons.planning.presets import OPTIMIZERS, PRECISIONS, PRESETS
 
+# A GPU applies attention dropout inside flash attention (PyTorch's
+# scaled_dot_product_attention on CUDA), which saves no attention matrix. On the CPU,
+# whose kernels the fake trace runs, the fused kernel has no dropout: with p > 0 PyTorch
+# takes the math path, which saves the whole matrix and its dropout mask (GPT-2's
+# attn_pdrop=0.1 made its activations about 4.6 times a GPU's). So the planner traces
+# attention without its dropout, and the plan says so (the rest of the dropout stays).
+ATTENTION_DROPOUTS = ("attn_pdrop", "attention_dropout", "attention_probs_dropout_prob")
 PEFT_VERSION = "0.21.2"
 INSTALL_PEFT = (
     f"LoRA needs peft: pip install 'peft=={PEFT_VERSION}' "
@@ -104,14 +111,25 @@ class TrainingSetup:
         return getattr(self.model, "__name__", type(self.model).__name__)
 
     @property
+    def attention_dropout(self) -> float:
+        """The attention dropout the model's config asks for (0.0 when none, or no config)."""
+        if not self.is_transformer:
+            return 0.0
+        config = _load_config(self.model)
+        return max(float(getattr(config, name, 0) or 0) for name in ATTENTION_DROPOUTS)
+
+    @property
     def layer_count(self) -> int | None:
         """The config's number of layers (None for a factory: no extrapolation)."""
         return self.config().num_hidden_layers if self.is_transformer else None
 
     def config(self):
-        """The Transformers config, with `layers` layers when set."""
+        """The Transformers config, with `layers` layers when set, attention as on a GPU."""
         config = _load_config(self.model)
         config._attn_implementation = "sdpa"  # PyTorch's fused attention, as on a GPU
+        for name in ATTENTION_DROPOUTS:
+            if getattr(config, name, 0):
+                setattr(config, name, 0.0)
         if self.layers is not None:
             config.num_hidden_layers = self.layers
         config.use_cache = False  # training keeps no cache (and checkpointing refuses one)
