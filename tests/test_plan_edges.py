@@ -292,3 +292,21 @@ def test_attention_dropout_is_traced_as_a_gpu_runs_it(tmp_path, monkeypatch):
     monkeypatch.undo()
     notes = plan(str(path), 8, 1, sequence_length=length, allocator="cpu").notes
     assert any("attention dropout 0.1 planned as a GPU runs it" in note for note in notes)
+
+
+def test_the_budget_line_stands_clear_of_the_floor_when_the_whole_batch_is_huge():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from gradacc_lessons.planning.plot import plot_plan
+    from gradacc_lessons.planning.search import Plan
+
+    curve = ((1, 18 * GiB), (2, 19 * GiB), (16, 30 * GiB), (256, 900 * GiB))
+    plan = Plan("m", 256, 24 * GiB, 2, 128, 19 * GiB, "backward", {}, 17 * GiB, 900 * GiB,
+                curve, (), "test", reserve_bytes=GiB)  # fmt: skip
+    fig, ax = plot_plan(plan)
+    # where the line is drawn, from 0 (bottom) to 1 (top) of the axes
+    budget = ax.transAxes.inverted().transform(ax.transData.transform((1, 24)))[1]
+    assert 0.1 < budget < 0.9, budget
+    assert "budget less reserve" in [line.get_label() for line in ax.lines]
+    matplotlib.pyplot.close(fig)

@@ -7,7 +7,11 @@ from gradacc_lessons.planning.presets import GiB
 
 
 def plot_plan(plan, ax=None, title: str | None = None):
-    """Peak (GiB) against micro-batch size (log scale), the budget dashed, the plan marked.
+    """Peak (GiB) against micro-batch size, both on log scales, the budget dashed, the plan marked.
+
+    A log scale for the peak too: the whole effective batch can need hundreds of GiB where
+    the budget is 24, and on a linear axis the budget line would lie flat on the floor.
+    With a reserve, the memory left for training is dotted below the budget.
 
     >>> from gradacc_lessons.planning.search import Plan
     >>> p = Plan("m", 8, 3 * GiB, 2, 4, 2 * GiB, "backward", {}, GiB, 5 * GiB,
@@ -27,6 +31,10 @@ def plot_plan(plan, ax=None, title: str | None = None):
     peaks = [peak / GiB for _, peak in plan.curve]
     ax.plot(sizes, peaks, "o-", color="tab:blue", label="peak of a window")
     ax.axhline(plan.budget_bytes / GiB, color="tab:red", linestyle="--", label="budget")
+    if plan.reserve_bytes:
+        ax.axhline(
+            plan.usable_bytes / GiB, color="tab:red", linestyle=":", label="budget less reserve"
+        )
     if plan.fits:
         ax.plot(
             [plan.micro_batch_size],
@@ -37,6 +45,7 @@ def plot_plan(plan, ax=None, title: str | None = None):
             label=f"plan: {plan.micro_batch_size} × N={plan.accumulation_steps}",
         )
     ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
     ax.set_xlabel("micro-batch size (samples)")
     ax.set_ylabel("peak memory (GiB)")
     ax.set_title(title or f"{plan.model}: effective batch {plan.effective_batch}")
