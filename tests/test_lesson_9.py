@@ -23,6 +23,7 @@ VALUES = {
     " lora_plan.reserve_bytes]",
     "segmentation": "[segmentation_plan.micro_batch_size, segmentation_plan.accumulation_steps]",
     "group": "[group_plan.micro_batch_size, group_plan.accumulation_steps]",
+    "group answer": "[same, gn.peak_bytes, bn.peak_bytes]",
     "small": "[[p.micro_batch_size, p.peak_bytes] for p in (small_lm_predicted, small_lm_measured,"
     " small_unet_predicted, small_unet_measured)]",
     "estimates": "estimates",
@@ -88,6 +89,13 @@ def test_lora_with_checkpointing_fits_24_gib_with_accumulation(value):
 def test_the_segmentation_model_fits_2_and_needs_16_steps(value):
     assert value["segmentation"] == [2, 16]
     assert value["group"][1] == math.ceil(32 / value["group"][0])
+
+
+@pytest.mark.slow
+def test_the_groupnorm_question_is_answered_from_both_plans(value):
+    same, group_peak, batch_peak = value["group answer"]
+    assert same == (value["group"] == value["segmentation"])
+    assert group_peak > 0 and batch_peak > 0
 
 
 @pytest.mark.slow
