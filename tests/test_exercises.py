@@ -5,17 +5,22 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 import string
+import textwrap
 import threading
 import time
 import unicodedata
+from pathlib import Path
 
+import nbformat
 import pytest
 import torch
 from torch import nn
 
 from gradacc_lessons.exercises import EXERCISES, runner
 from gradacc_lessons.exercises.words import MESSAGES
+from tools.site import lesson_paths
 
 # ---- wrong answers a learner writes (the catalogue of pitfalls of lessons 1, 2, 3 and 5) ----
 
@@ -67,6 +72,24 @@ def step_every_micro_batch(model, optimizer, loss_fn, micro_batches, accumulatio
         optimizer.zero_grad()
         (loss_fn(model(x), y) / accumulation_steps).backward()
         optimizer.step()
+
+
+def divided_twice(model, optimizer, loss_fn, micro_batches, accumulation_steps):
+    optimizer.zero_grad()
+    for i, (x, y) in enumerate(micro_batches):
+        (loss_fn(model(x), y) / accumulation_steps / accumulation_steps).backward()
+        if (i + 1) % accumulation_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
+
+
+def divided_by_all_micro_batches(model, optimizer, loss_fn, micro_batches, accumulation_steps):
+    optimizer.zero_grad()
+    for i, (x, y) in enumerate(micro_batches):
+        (loss_fn(model(x), y) / len(micro_batches)).backward()
+        if (i + 1) % accumulation_steps == 0:
+            optimizer.step()
+            optimizer.zero_grad()
 
 
 def window_by_n(model, loss_fn, window):
@@ -177,6 +200,12 @@ WRONG = [
     ("l1_loop", not_cleared_first, "holds what was in .grad before your loop"),
     ("l1_loop", cleared_each_micro_batch, "only its window's last micro-batch"),
     ("l1_loop", step_every_micro_batch, "after every micro-batch, not once per window of 4"),
+    ("l1_loop", divided_twice, "1/4 of the full batch's: the loss is divided by N twice"),
+    (
+        "l1_loop",
+        divided_by_all_micro_batches,
+        "Window 1's gradient points the right way but is 0.333×",
+    ),
     ("l2_uneven", window_by_n, f"a sample of the micro-batch of 16 counts {64 / (3 * 16):.2f}"),
     ("l2_uneven", window_unweighted, "sum of the 3 micro-batches' mean gradients"),
     ("l2_uneven", window_times_samples, "not divided by the window's 64"),
@@ -350,3 +379,53 @@ def test_a_verdict_shows_as_text_and_as_markdown():
 def test_check_wants_the_function_itself():
     verdict = fresh("l5_steps").check(3)
     assert verdict.passed is False and "not a value of type int" in verdict.text
+
+
+# ---- the exercises as the lessons give them ----
+
+
+def _exercise_cells() -> list[tuple[str, str, str]]:
+    """(lesson, the learner's cell, the check cell) of every exercise of every lesson."""
+    found = []
+    for path in lesson_paths():
+        cells = {c.id: c.source for c in nbformat.read(path, as_version=4).cells}
+        for cell_id, source in cells.items():
+            if cell_id.endswith("-check") and "-exercise-" in cell_id:
+                found.append((path.name, cells[cell_id.replace("-check", "-code")], source))
+    return found
+
+
+def test_every_exercise_is_in_its_lesson_with_a_one_line_check():
+    cells = _exercise_cells()
+    checked = {
+        e.id for e in EXERCISES.values() for _, code, _ in cells if e.reference.__name__ in code
+    }
+    assert checked == set(EXERCISES)
+    assert all("\n" not in check.strip() for _, _, check in cells)
+
+
+@pytest.mark.parametrize(("lesson", "code", "check"), _exercise_cells(), ids=lambda v: v[:14])
+def test_a_lessons_exercise_runs_unwritten_then_passes_with_the_solution(lesson, code, check):
+    namespace: dict = {}
+    exec(compile(code, f"<{lesson}>", "exec"), namespace)
+    unwritten = eval(check, namespace)  # the notebook runs on: a verdict, no exception
+    assert unwritten.passed is None and "Not written yet" in unwritten.text
+    name = check.split(".check(")[1].rstrip(")")
+    exercise = next(e for e in EXERCISES.values() if e.reference.__name__ == name)
+    written = code.replace("    ...\n", textwrap.indent(_body(exercise.reference), "    "))
+    exec(compile(written, f"<{lesson}>", "exec"), namespace)
+    assert eval(check, namespace).passed is True
+
+
+def _body(function) -> str:
+    """The source of `function`'s body, dedented."""
+    lines = inspect.getsource(function).splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if line.rstrip().endswith(":")) + 1
+    return textwrap.dedent("".join(lines[start:]))
+
+
+def test_every_message_a_check_raises_exists():
+    source = "".join(p.read_text() for p in Path(runner.__file__).parent.glob("*.py"))
+    keys = set(re.findall(r'Failed\(\s*"(\w+)"', source))
+    keys |= {f"divided_by_n_{unit}" for unit in ("samples", "tokens")}  # Failed(f"...{unit}")
+    assert len(keys) >= 30 and keys <= set(MESSAGES)

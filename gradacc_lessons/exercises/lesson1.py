@@ -35,13 +35,13 @@ class CountingRecorder(StepRecorder):
         super().step(closure)
 
 
-def case(seed: int, micro_batches: int, size: int, accumulation_steps: int):
+def _case(seed: int, micro_batches: int, size: int, accumulation_steps: int):
     """A float64 classifier and `micro_batches` micro-batches of `size` samples."""
     model, x, y = classification_problem(micro_batches * size, seed=seed)
     return model, list(zip(x.split(size), y.split(size))), accumulation_steps
 
 
-def stale_gradients(model: torch.nn.Module, seed: int) -> dict[str, torch.Tensor]:
+def _stale_gradients(model: torch.nn.Module, seed: int) -> dict[str, torch.Tensor]:
     """Fill .grad with gradients of an earlier batch, as a training loop finds it."""
     generator = torch.Generator().manual_seed(seed)
     stale = {}
@@ -51,7 +51,7 @@ def stale_gradients(model: torch.nn.Module, seed: int) -> dict[str, torch.Tensor
     return stale
 
 
-def window_references(model, loss_fn, micro_batches, accumulation_steps):
+def _window_references(model, loss_fn, micro_batches, accumulation_steps):
     """Per window: the full batch's gradient, and each micro-batch's own gradient."""
     windows = [
         micro_batches[i : i + accumulation_steps]
@@ -67,26 +67,26 @@ def window_references(model, loss_fn, micro_batches, accumulation_steps):
     return full, parts
 
 
-def scaled(gradients: dict, factor: float) -> dict:
+def _scaled(gradients: dict, factor: float) -> dict:
     return {n: g * factor for n, g in gradients.items()}
 
 
-def added(*gradients: dict) -> dict:
+def _added(*gradients: dict) -> dict:
     return {n: sum(g[n] for g in gradients) for n in gradients[0]}
 
 
-def close(reference: dict, got: dict) -> bool:
+def _close(reference: dict, got: dict) -> bool:
     return relative_error(reference, got) < EXACT
 
 
-def ratio(reference: dict, got: dict) -> float:
+def _ratio(reference: dict, got: dict) -> float:
     """The factor c that makes c × reference closest to `got` (a projection)."""
     dot = sum(float((reference[n].double() * got[n].double()).sum()) for n in reference)
     norm = sum(float((reference[n].double() ** 2).sum()) for n in reference)
     return dot / norm
 
 
-def check_step_times(after: list[int], accumulation_steps: int, micro_batches: int) -> None:
+def _check_step_times(after: list[int], accumulation_steps: int, micro_batches: int) -> None:
     """Failed unless step() came after micro-batches N, 2N, ... (and after a short last window)."""
     n = accumulation_steps
     expected = list(range(n, micro_batches, n)) + [micro_batches]
@@ -101,21 +101,21 @@ def check_step_times(after: list[int], accumulation_steps: int, micro_batches: i
     raise Failed("step_times", got=after, expected=expected)
 
 
-def check_window_gradients(recorder, full, parts, stale, accumulation_steps) -> None:
+def _check_window_gradients(recorder, full, parts, stale, accumulation_steps) -> None:
     """Failed with the commonest mistake the gradients of the windows show, or where they differ."""
     n = accumulation_steps
     for k, (got, reference) in enumerate(zip(recorder.gradients, full)):
-        if close(reference, got):
+        if _close(reference, got):
             continue
         window = k + 1
-        if k == 0 and close(added(reference, stale), got):
+        if k == 0 and _close(_added(reference, stale), got):
             raise Failed("not_cleared_first")
-        if k > 0 and close(added(*full[: k + 1]), got):
+        if k > 0 and _close(_added(*full[: k + 1]), got):
             raise Failed("not_cleared_after", window=window, previous=window - 1)
-        if len(parts[k]) > 1 and close(scaled(parts[k][-1], 1 / len(parts[k])), got):
+        if len(parts[k]) > 1 and _close(_scaled(parts[k][-1], 1 / len(parts[k])), got):
             raise Failed("cleared_each_micro_batch", n=n)
-        factor = ratio(reference, got)
-        if close(scaled(reference, factor), got):
+        factor = _ratio(reference, got)
+        if _close(_scaled(reference, factor), got):
             if abs(factor - n) < 1e-6 * n:
                 raise Failed("not_divided", factor=f"{factor:.1f}", n=n)
             if abs(factor * n * n - n) < 1e-6 * n:
@@ -124,17 +124,17 @@ def check_window_gradients(recorder, full, parts, stale, accumulation_steps) -> 
         raise Failed("window_differs", window=window, error=f"{relative_error(reference, got):.2%}")
 
 
-def diagnose_loop(loop) -> None:
+def _diagnose_loop(loop) -> None:
     """Run the learner's loop on two fresh problems; Failed with the first mistake found."""
     for seed, micro_batches, size, n in ((11, 12, 6, 4), (12, 6, 5, 3)):
-        model, batches, n = case(seed, micro_batches, size, n)
+        model, batches, n = _case(seed, micro_batches, size, n)
         loss_fn = torch.nn.functional.cross_entropy
-        full, parts = window_references(model, loss_fn, batches, n)
+        full, parts = _window_references(model, loss_fn, batches, n)
         recorder = CountingRecorder(model, most_steps=10 * micro_batches)
-        stale = stale_gradients(model, seed)
+        stale = _stale_gradients(model, seed)
         call_learner(loop, model, recorder, loss_fn, batches, n)
-        check_step_times(recorder.after, n, micro_batches)
-        check_window_gradients(recorder, full, parts, stale, n)
+        _check_step_times(recorder.after, n, micro_batches)
+        _check_window_gradients(recorder, full, parts, stale, n)
 
 
 def accumulation_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
@@ -148,5 +148,5 @@ def accumulation_loop(model, optimizer, loss_fn, micro_batches, accumulation_ste
 
 
 ACCUMULATION_LOOP = Exercise(
-    "l1_loop", 1, diagnose_loop, accumulation_loop, hint_key="hint_l1_loop"
+    "l1_loop", 1, _diagnose_loop, accumulation_loop, hint_key="hint_l1_loop"
 )

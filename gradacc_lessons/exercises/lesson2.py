@@ -11,12 +11,12 @@ from gradacc_lessons.demos.pitfalls import classification_problem
 from gradacc_lessons.device import seeded
 from gradacc_lessons.exercises.lesson1 import (
     CountingRecorder,
-    added,
-    case,
-    check_step_times,
-    close,
-    scaled,
-    window_references,
+    _added,
+    _case,
+    _check_step_times,
+    _close,
+    _scaled,
+    _window_references,
 )
 from gradacc_lessons.exercises.runner import Exercise, Failed, call_learner
 from gradacc_lessons.models import TinySequenceModel
@@ -37,20 +37,20 @@ def _window_mistakes(model, loss_fn, window, got, counts, unit: str) -> None:
     listed = ", ".join(str(c) for c in counts)
     if all(float(g.abs().sum()) == 0.0 for g in got.values()):
         raise Failed("no_gradient")
-    if n > 1 and close(added(*(scaled(g, 1 / n) for g in parts)), got):
+    if n > 1 and _close(_added(*(_scaled(g, 1 / n) for g in parts)), got):
         small = min(counts)
         raise Failed(
             f"divided_by_n_{unit}", n=n, counts=listed, small=small,
             times=f"{total / (n * small):.2f}",
         )  # fmt: skip
-    if n > 1 and close(added(*parts), got):
+    if n > 1 and _close(_added(*parts), got):
         raise Failed("unweighted", n=n)
     if unit == "tokens":
         samples = [len(x) for x, _ in window]
-        by_samples = added(*(scaled(g, s / sum(samples)) for g, s in zip(parts, samples)))
-        if close(by_samples, got):
+        by_samples = _added(*(_scaled(g, s / sum(samples)) for g, s in zip(parts, samples)))
+        if _close(by_samples, got):
             raise Failed("weighted_by_samples", counts=listed)
-    if close(added(*(scaled(g, c) for g, c in zip(parts, counts))), got):
+    if _close(_added(*(_scaled(g, c) for g, c in zip(parts, counts))), got):
         raise Failed("not_divided_by_total", unit=unit, total=total)
 
 
@@ -61,7 +61,7 @@ def _diagnose_window(function, problems, unit: str) -> None:
         model.zero_grad(set_to_none=True)
         call_learner(function, model, loss_fn, window)
         got = _gradients(model)
-        if close(full, got):
+        if _close(full, got):
             continue
         counts = [len(x) if unit == "samples" else count_tokens(y) for x, y in window]
         _window_mistakes(model, loss_fn, window, got, counts, unit)
@@ -89,12 +89,12 @@ def _token_windows():
         yield model, token_loss, list(zip(x.split(sizes), y.split(sizes)))
 
 
-def diagnose_uneven(function) -> None:
+def _diagnose_uneven(function) -> None:
     """Run the learner's window backward on uneven windows; Failed with the mistake found."""
     _diagnose_window(function, _sample_windows(), "samples")
 
 
-def diagnose_tokens(function) -> None:
+def _diagnose_tokens(function) -> None:
     """Run the learner's window backward on token windows; Failed with the mistake found."""
     _diagnose_window(function, _token_windows(), "tokens")
 
@@ -114,12 +114,12 @@ def token_window_backward(model, loss_fn, window):
         (loss * share).backward()
 
 
-def diagnose_schedule(function) -> None:
+def _diagnose_schedule(function) -> None:
     """The learner's loop with a warm-up and clipping: learning rates and gradients per step."""
     for seed, micro_batches, size, n in ((41, 12, 6, 4), (42, 6, 5, 2)):
-        model, batches, n = case(seed, micro_batches, size, n)
+        model, batches, n = _case(seed, micro_batches, size, n)
         loss_fn = torch.nn.functional.cross_entropy
-        full, _ = window_references(model, loss_fn, batches, n)
+        full, _ = _window_references(model, loss_fn, batches, n)
         max_norm = 0.2 * min(_norm(g) for g in full)  # clipping bites in every window
         recorder = CountingRecorder(model, most_steps=10 * micro_batches)
         scheduler = torch.optim.lr_scheduler.LambdaLR(recorder, _warmup)
@@ -142,7 +142,7 @@ def _norm(gradients: dict) -> float:
 
 
 def _check_schedule(recorder, full, max_norm, n) -> None:
-    check_step_times(recorder.after, n, n * len(full))
+    _check_step_times(recorder.after, n, n * len(full))
     got = [_scheduler_steps(lr) for lr in recorder.lrs]
     expected = list(range(len(full)))
     if got != expected:
@@ -155,11 +155,11 @@ def _check_schedule(recorder, full, max_norm, n) -> None:
         raise Failed("lr_differs", got=got, expected=expected)
     for k, (got, reference) in enumerate(zip(recorder.gradients, full)):
         # clip_grad_norm_'s factor, with its 1e-6 that keeps a zero gradient finite
-        clipped = scaled(reference, min(1.0, max_norm / (_norm(reference) + 1e-6)))
-        if close(clipped, got):
+        clipped = _scaled(reference, min(1.0, max_norm / (_norm(reference) + 1e-6)))
+        if _close(clipped, got):
             continue
         norm = _norm(got)
-        if close(reference, got):
+        if _close(reference, got):
             raise Failed("not_clipped", norm=f"{norm:.3g}", max_norm=f"{max_norm:.3g}")
         if norm <= max_norm * (1 + 1e-6):
             raise Failed("clipped_inside_window", window=k + 1)
@@ -180,8 +180,8 @@ def schedule_and_clip_loop(
             optimizer.zero_grad()
 
 
-UNEVEN_WINDOW = Exercise("l2_uneven", 2, diagnose_uneven, uneven_window_backward, "hint_l2_uneven")
-TOKEN_WINDOW = Exercise("l2_tokens", 2, diagnose_tokens, token_window_backward, "hint_l2_tokens")
+UNEVEN_WINDOW = Exercise("l2_uneven", 2, _diagnose_uneven, uneven_window_backward, "hint_l2_uneven")
+TOKEN_WINDOW = Exercise("l2_tokens", 2, _diagnose_tokens, token_window_backward, "hint_l2_tokens")
 SCHEDULE_AND_CLIP = Exercise(
-    "l2_schedule", 2, diagnose_schedule, schedule_and_clip_loop, "hint_l2_schedule"
+    "l2_schedule", 2, _diagnose_schedule, schedule_and_clip_loop, "hint_l2_schedule"
 )

@@ -25,7 +25,7 @@ def _batch_norms(model: nn.Module) -> list[str]:
     return [n for n, m in model.named_modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
 
 
-def diagnose_safe(function) -> None:
+def _diagnose_safe(function) -> None:
     """Swap the norms of fresh BatchNorm MLPs with the learner's function; compare to full batch."""
     for seed, hidden, sizes in ((51, 32, (16, 16, 16, 8)), (52, 12, (10, 7, 3))):
         x, y = make_classification(
@@ -69,4 +69,4 @@ def make_accumulation_safe(model):
     return model
 
 
-ACCUMULATION_SAFE = Exercise("l3_safe", 3, diagnose_safe, make_accumulation_safe, "hint_l3_safe")
+ACCUMULATION_SAFE = Exercise("l3_safe", 3, _diagnose_safe, make_accumulation_safe, "hint_l3_safe")

@@ -11,8 +11,8 @@ from gradacc_lessons.exercises.runner import Exercise, Failed, call_learner
 CASES = ((100, 4, 3), (10, 4, 2), (7, 1, 5), (5, 8, 1), (46, 3, 4))
 
 
-def diagnose_steps(function) -> None:
-    """Compare the learner's count with the reference on each case; Failed naming the mistake."""
+def _diagnose_steps(function) -> None:
+    """Compare the learner's count with the reference on each _case; Failed naming the mistake."""
     for batches, n, epochs in CASES:
         got = call_learner(function, batches, n, epochs)
         right = optimizer_steps(batches, n, epochs)
@@ -22,14 +22,14 @@ def diagnose_steps(function) -> None:
             if not isinstance(got, numbers.Integral):
                 raise Failed("not_an_int", got=got)
             continue
-        case = dict(batches=batches, n=n, epochs=epochs, got=got, right=right)
+        _case = dict(batches=batches, n=n, epochs=epochs, got=got, right=right)
         if got == batches * epochs:
-            raise Failed("counted_micro_batches", **case)
+            raise Failed("counted_micro_batches", **_case)
         if got == batches // n * epochs:
-            raise Failed("dropped_last_window", **case, last=batches % n)
+            raise Failed("dropped_last_window", **_case, last=batches % n)
         if got == math.ceil(batches * epochs / n):
-            raise Failed("windows_across_epochs", **case)
-        raise Failed("steps_differ", **case)
+            raise Failed("windows_across_epochs", **_case)
+        raise Failed("steps_differ", **_case)
 
 
 def optimizer_steps(batches_per_epoch, accumulation_steps, epochs):
@@ -37,4 +37,4 @@ def optimizer_steps(batches_per_epoch, accumulation_steps, epochs):
     return windows * epochs  # one optimizer step per window, every epoch
 
 
-SCHEDULE_LENGTH = Exercise("l5_steps", 5, diagnose_steps, optimizer_steps, "hint_l5_steps")
+SCHEDULE_LENGTH = Exercise("l5_steps", 5, _diagnose_steps, optimizer_steps, "hint_l5_steps")

@@ -62,6 +62,8 @@ def _unwritten(*args, **kwargs):
 
 def is_unwritten(function: Callable) -> bool:
     """Whether `function` still has an empty body (`...` or `pass`, after its docstring)."""
+    if not callable(function):
+        raise ValueError(f"function must be a function, got {function!r}")
     code = getattr(function, "__code__", None)
     return code is not None and code.co_code == _unwritten.__code__.co_code
 
@@ -69,6 +71,8 @@ def is_unwritten(function: Callable) -> bool:
 def call_learner(function: Callable, *args, limit_s: float | None = None, **kwargs):
     """`function(*args, **kwargs)`, stopped after `limit_s` seconds; its exception as _Crashed."""
     limit = TIME_LIMIT_S if limit_s is None else limit_s
+    if not limit > 0:
+        raise ValueError(f"limit_s must be a positive number of seconds, got {limit_s!r}")
     try:
         return _with_time_limit(lambda: function(*args, **kwargs), limit)
     except _TimeLimit:
@@ -121,7 +125,7 @@ def _where(function: Callable, error: Exception) -> str:
         return what
     line = frames[-1].lineno
     text = (frames[-1].line or linecache.getline(filename, line)).strip()
-    return f"{what} (line {line}: `{text}`)"
+    return f"{what} (line {line}: `{text}`)" if text else f"{what} (line {line})"
 
 
 @dataclass

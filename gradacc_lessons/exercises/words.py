@@ -330,4 +330,6 @@ def say(key: str, lang: str = "en", **fields) -> str:
     """The message `key` in `lang`, its `{name}` fields filled in."""
     if lang not in LANGUAGES:
         raise ValueError(f"lang must be one of {sorted(LANGUAGES)}, got {lang!r}")
+    if key not in MESSAGES:
+        raise ValueError(f"key must be one of the exercises' messages (MESSAGES), got {key!r}")
     return MESSAGES[key][lang].format(**fields)
