@@ -8,6 +8,7 @@ English and Yorùbá, are in `words.py`.
 from gradacc_lessons.exercises.lesson1 import ACCUMULATION_LOOP
 from gradacc_lessons.exercises.lesson2 import SCHEDULE_AND_CLIP, TOKEN_WINDOW, UNEVEN_WINDOW
 from gradacc_lessons.exercises.lesson3 import ACCUMULATION_SAFE
+from gradacc_lessons.exercises.lesson4 import LARGEST_MICRO_BATCH, PREDICT_PEAK
 from gradacc_lessons.exercises.lesson5 import SCHEDULE_LENGTH
 from gradacc_lessons.exercises.runner import Exercise, Verdict
 
@@ -20,6 +21,8 @@ EXERCISES: dict[str, Exercise] = {
         TOKEN_WINDOW,
         SCHEDULE_AND_CLIP,
         ACCUMULATION_SAFE,
+        PREDICT_PEAK,
+        LARGEST_MICRO_BATCH,
         SCHEDULE_LENGTH,
     )
 }

@@ -250,6 +250,86 @@ MESSAGES: dict[str, dict[str, str]] = {
         "yo": "Pẹ̀lú micro-batch {sizes}, gradient tí a kó jọ yàtọ̀ sí ti batch kíkún ní {error}: "
         "layer kan ṣì ń da àwọn àpẹẹrẹ micro-batch pọ̀.",
     },
+    # Lesson 4: memory
+    "not_bytes": {
+        "en": "Your function returned a {got}: return a whole number of {name}.",
+        "yo": "Iṣẹ́ rẹ dá {got} padà: dá iye {name} odidi padà.",
+    },
+    "not_whole": {
+        "en": "Your function returned {got}: return a whole number of {name} (integer division "
+        "`//`, or math.ceil, keeps it whole).",
+        "yo": "Iṣẹ́ rẹ dá {got} padà: dá iye {name} odidi padà (pínpín odidi `//`, tàbí "
+        "math.ceil, ń pa á mọ́ ní odidi).",
+    },
+    "whole_batch_activations": {
+        "en": "For {batch} samples in N = {n} micro-batches you predicted {got}, the peak of "
+        "the whole batch in one step; the window holds one micro-batch's activations at a "
+        "time: {right}.",
+        "yo": "Fún àpẹẹrẹ {batch} nínú micro-batch N = {n}, o sọ pé {got}, peak gbogbo batch "
+        "ní ìgbésẹ̀ kan; fèrèsé ń gbé activations micro-batch kan ṣoṣo ní ẹ̀ẹ̀kan: {right}.",
+    },
+    "no_floor": {
+        "en": "You predicted {got}, the activations alone: parameters, gradients and optimizer "
+        "state ({floor}, the floor) stay in memory whatever N is.",
+        "yo": "O sọ pé {got}, activations nìkan: parameters, gradient àti ipò optimizer "
+        "({floor}, ilẹ̀ náà) wà nínú memory bí N ti wù kí ó jẹ́.",
+    },
+    "smallest_micro_batch": {
+        "en": "For {batch} samples in N = {n} micro-batches you predicted {got}, the right "
+        "peak is {right}: the split is uneven and its largest micro-batch, of {largest} "
+        "samples, sets the peak.",
+        "yo": "Fún àpẹẹrẹ {batch} nínú micro-batch N = {n}, o sọ pé {got}, peak tí ó tọ̀nà ni "
+        "{right}: pínpín náà kò dọ́gba, micro-batch tó tóbi jù, ti àpẹẹrẹ {largest}, ló ń "
+        "pinnu peak.",
+    },
+    "floor_divided": {
+        "en": "You predicted {got}: the floor was divided by N = {n} too, but parameters, "
+        "gradients and optimizer state do not shrink with accumulation. The peak is {right}.",
+        "yo": "O sọ pé {got}: a pín ilẹ̀ náà sí N = {n} pẹ̀lú, ṣùgbọ́n parameters, gradient àti "
+        "ipò optimizer kì í dín kù pẹ̀lú ìkójọpọ̀. Peak náà jẹ́ {right}.",
+    },
+    "peak_differs": {
+        "en": "For {batch} samples in N = {n} micro-batches you predicted {got}; the lesson's "
+        "model gives {right}.",
+        "yo": "Fún àpẹẹrẹ {batch} nínú micro-batch N = {n}, o sọ pé {got}; àwòṣe ẹ̀kọ́ náà "
+        "fúnni ní {right}.",
+    },
+    "budget_without_floor": {
+        "en": "With a budget of {budget} and a floor of {floor} you chose {got} samples: the "
+        "whole budget went to activations, but the floor takes its share first. {right} fit.",
+        "yo": "Pẹ̀lú ìnáwó {budget} àti ilẹ̀ {floor}, o yan àpẹẹrẹ {got}: gbogbo ìnáwó lọ sí "
+        "activations, ṣùgbọ́n ilẹ̀ náà ń mú ìpín tirẹ̀ lákọ̀ọ́kọ́. Àpẹẹrẹ {right} ló bá a mu.",
+    },
+    "one_too_many": {
+        "en": "{got} samples of {per_sample} on a floor of {floor} peak at {peak}, over the "
+        "budget of {budget}: round the number of samples down, not up.",
+        "yo": "Àpẹẹrẹ {got} ti {per_sample} lórí ilẹ̀ {floor} dé peak {peak}, ó ju ìnáwó "
+        "{budget} lọ: ka iye àpẹẹrẹ sísàlẹ̀, kì í ṣe sókè.",
+    },
+    "negative_samples": {
+        "en": "The floor of {floor} is above the budget of {budget}, and you returned {got}: "
+        "when not even one sample fits, return 0.",
+        "yo": "Ilẹ̀ {floor} ju ìnáwó {budget} lọ, o sì dá {got} padà: nígbà tí àpẹẹrẹ kan "
+        "ṣoṣo kò bá bá a mu, dá 0 padà.",
+    },
+    "micro_batch_differs": {
+        "en": "With a budget of {budget}, a floor of {floor} and {per_sample} per sample you "
+        "chose {got} samples; {right} is the largest micro-batch that fits.",
+        "yo": "Pẹ̀lú ìnáwó {budget}, ilẹ̀ {floor} àti {per_sample} fún àpẹẹrẹ kọ̀ọ̀kan, o yan "
+        "àpẹẹrẹ {got}; {right} ni micro-batch tó tóbi jù tí ó bá a mu.",
+    },
+    "hint_l4_peak": {
+        "en": "Which parts stay whatever N is, and which belong to the one micro-batch in "
+        "memory? When N does not divide the batch, which micro-batch is the largest?",
+        "yo": "Àwọn apá wo ló wà bí N ti wù kí ó jẹ́, àwọn wo sì jẹ́ ti micro-batch kan ṣoṣo tí "
+        "ó wà nínú memory? Nígbà tí N kò bá pín batch náà dọ́gba, micro-batch wo ló tóbi jù?",
+    },
+    "hint_l4_budget": {
+        "en": "Take the floor from the budget first: what is left is the room for activations. "
+        "How many whole samples fit in it, and what if none does?",
+        "yo": "Yọ ilẹ̀ náà kúrò nínú ìnáwó lákọ̀ọ́kọ́: ohun tí ó kù ni àyè fún activations. "
+        "Àpẹẹrẹ odidi mélòó ló bá a mu, tí kò bá sì sí ọ̀kankan ńkọ́?",
+    },
     # Lesson 5: the schedule's length
     "not_a_number": {
         "en": "Your function returned a {got}: return the number of optimizer steps, an int.",
