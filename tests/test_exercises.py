@@ -4,6 +4,7 @@ an exception or an endless loop gets a clear message, and no message shows the s
 from __future__ import annotations
 
 import inspect
+import json
 import math
 import re
 import string
@@ -18,9 +19,18 @@ import pytest
 import torch
 from torch import nn
 
-from gradacc_lessons.exercises import EXERCISES, runner
+from gradacc_lessons.exercises import EXERCISES, progress, runner
 from gradacc_lessons.exercises.words import MESSAGES
 from tools.site import lesson_paths
+
+
+@pytest.fixture(autouse=True)
+def progress_in(tmp_path, monkeypatch):
+    """Each test keeps the learner's results in its own file, never in the home folder."""
+    path = tmp_path / "progress" / "exercises.json"
+    monkeypatch.setenv("GRADACC_PROGRESS", str(path))
+    return path
+
 
 # ---- wrong answers a learner writes (the catalogue of pitfalls of lessons 1, 2, 3 and 5) ----
 
@@ -436,3 +446,40 @@ def test_every_message_a_check_raises_exists():
     keys = set(re.findall(r'Failed\(\s*"(\w+)"', source))
     keys |= {f"divided_by_n_{unit}" for unit in ("samples", "tokens")}  # Failed(f"...{unit}")
     assert len(keys) >= 30 and keys <= set(MESSAGES)
+
+
+# ---- lesson 8's score ----
+
+
+def test_the_score_counts_the_first_try_across_kernels(progress_in):
+    fresh("l5_steps").check(lambda b, n, e: b * e)  # lesson 5's kernel: wrong first
+    fresh("l5_steps").check(EXERCISES["l5_steps"].reference)  # a later kernel: right
+    fresh("l1_loop").check(EXERCISES["l1_loop"].reference)  # right at once
+    fresh("l2_uneven").check(_unwritten)  # not written: not an attempt
+    saved = json.loads(progress_in.read_text(encoding="utf-8"))
+    assert saved == {
+        "l5_steps": {"tries": 2, "first_right": False, "right": True},
+        "l1_loop": {"tries": 1, "first_right": True, "right": True},
+    }
+    total = len(EXERCISES)
+    score = progress.exercise_score()
+    assert (
+        score.title
+        == f"Exercises: 1 / {total} right at the first try · 2 / {total} right in the end"
+    )
+    rows = {row[1]: row for row in score.rows}
+    assert rows["l5_steps"][2:] == (2, "no", "yes") and rows["l2_uneven"][2] == "not checked yet"
+    assert "ìgbìyànjú àkọ́kọ́" in progress.exercise_score("yo").title
+
+
+def test_a_broken_results_file_says_what_to_do(progress_in):
+    progress_in.parent.mkdir(parents=True)
+    progress_in.write_text("{not json", encoding="utf-8")
+    with pytest.raises(ValueError, match="delete it to start afresh"):
+        progress.load()
+
+
+def test_a_home_that_cannot_be_written_still_gets_its_verdict(progress_in):
+    progress_in.parent.write_text("a file where the folder should be", encoding="utf-8")
+    verdict = fresh("l5_steps").check(EXERCISES["l5_steps"].reference)
+    assert verdict.passed is True and not progress_in.exists()

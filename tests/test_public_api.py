@@ -144,6 +144,8 @@ def plain() -> nn.Module:
 
 
 NO_ARGUMENTS = {  # nothing a learner could pass wrongly
+    "exercises.progress.progress_file",
+    "exercises.progress.load",
     "device.pick_device",
     "demos.batchnorm.single_sample.single_sample_error",
     "quiz.questions.faq_questions",
@@ -162,6 +164,10 @@ NO_ARGUMENTS = {  # nothing a learner could pass wrongly
 
 # name -> [(argument the message must name, a call with a bad value of it)]
 BAD = {
+    "exercises.progress.record": [("passed", lambda: exercises.progress.record("l1_loop", 1))],
+    "exercises.progress.exercise_score": [
+        ("lang", lambda: exercises.progress.exercise_score("fr")),
+    ],
     "exercises.runner.is_unwritten": [("function", lambda: exercises.runner.is_unwritten(3))],
     "exercises.runner.call_learner": [
         ("limit_s", lambda: exercises.runner.call_learner(max, 1, 2, limit_s=0)),
@@ -878,6 +884,7 @@ def test_bad_input_raises_a_value_error_naming_the_argument(name):
 # --- a valid call of each function leaves global state alone --------------------------
 
 NOT_CALLED = {  # name -> why no test calls it here (where else it is exercised)
+    "exercises.progress.record": "writes the learner's file: test_exercises, in a tmp folder",
     "device.make_repeatable": "it changes the seeds and the threads: its name says so",
     "demos.distributed.workers.counting_allreduce_hook": "needs a process group (test_distributed)",
     "demos.distributed.workers.micro_batch_step": "needs a DDP model (test_distributed)",
@@ -940,6 +947,9 @@ def with_scheduler(loop):
 
 
 CALLS = {
+    "exercises.progress.progress_file": exercises.progress.progress_file,
+    "exercises.progress.load": exercises.progress.load,
+    "exercises.progress.exercise_score": exercises.progress.exercise_score,
     "exercises.runner.is_unwritten": lambda: exercises.runner.is_unwritten(max),
     "exercises.runner.call_learner": lambda: exercises.runner.call_learner(max, 1, 2),
     "exercises.words.say": lambda: exercises.words.say("right", "yo"),

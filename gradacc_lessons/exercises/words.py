@@ -53,6 +53,21 @@ MESSAGES: dict[str, dict[str, str]] = {
         "en": "The reference solution:",
         "yo": "Ìdáhùn ìtọ́kasí:",
     },
+    # Lesson 8: the exercises' score
+    "exercise_score": {
+        "en": "Exercises: {first} / {total} right at the first try · {final} / {total} right "
+        "in the end",
+        "yo": "Àwọn iṣẹ́ ìdánrawò: {first} / {total} tọ̀nà ní ìgbìyànjú àkọ́kọ́ · {final} / "
+        "{total} tọ̀nà ní ìparí",
+    },
+    "not_checked": {"en": "not checked yet", "yo": "a kò tíì ṣàyẹ̀wò rẹ̀"},
+    "yes": {"en": "yes", "yo": "bẹ́ẹ̀ni"},
+    "no": {"en": "no", "yo": "rárá"},
+    "col_lesson": {"en": "lesson", "yo": "ẹ̀kọ́"},
+    "col_exercise": {"en": "exercise", "yo": "iṣẹ́ ìdánrawò"},
+    "col_tries": {"en": "checks", "yo": "ìṣàyẹ̀wò"},
+    "col_first": {"en": "right at the first try", "yo": "tọ̀nà ní ìgbìyànjú àkọ́kọ́"},
+    "col_final": {"en": "right in the end", "yo": "tọ̀nà ní ìparí"},
     # Lesson 1: the accumulation loop
     "no_step": {
         "en": "optimizer.step() was never called: the gradients were accumulated but no update "
