@@ -3,6 +3,7 @@ an exception or an endless loop gets a clear message, and no message shows the s
 
 from __future__ import annotations
 
+import html
 import inspect
 import json
 import math
@@ -21,7 +22,7 @@ from torch import nn
 
 from gradacc_lessons.exercises import EXERCISES, progress, runner
 from gradacc_lessons.exercises.words import MESSAGES
-from tools.site import lesson_paths
+from tools.site import exercise_output, lesson_paths, prepare_for_site
 
 
 @pytest.fixture(autouse=True)
@@ -483,3 +484,26 @@ def test_a_home_that_cannot_be_written_still_gets_its_verdict(progress_in):
     progress_in.parent.write_text("a file where the folder should be", encoding="utf-8")
     verdict = fresh("l5_steps").check(EXERCISES["l5_steps"].reference)
     assert verdict.passed is True and not progress_in.exists()
+
+
+# ---- the site ----
+
+
+def test_the_site_shows_each_check_with_its_hint_and_solution_folded():
+    path = next(p for p in lesson_paths() if p.name.startswith("02_"))
+    page = prepare_for_site(nbformat.read(path, as_version=4), path.name)
+    checks = [c for c in page.cells if c.id.endswith("-check") and "-exercise-" in c.id]
+    assert len(checks) == 3
+    for cell in checks:
+        (output,) = cell.outputs
+        shown = output["data"]["text/html"]
+        name = cell.source.split("(")[1].rstrip(")")
+        reference = next(e for e in EXERCISES.values() if e.reference.__name__ == name).reference
+        solution = html.escape(inspect.getsource(reference))
+        assert f"<summary>Solution</summary><pre><code>{solution}</code></pre></details>" in shown
+        assert shown.index("<details") > shown.index("JupyterLab or Colab")
+
+
+def test_a_check_cell_of_no_exercise_is_refused_by_the_site():
+    with pytest.raises(ValueError, match="checks no exercise"):
+        exercise_output("quiz.check(my_function)", "x.ipynb, cell 3")

@@ -164,6 +164,7 @@ NO_ARGUMENTS = {  # nothing a learner could pass wrongly
 
 # name -> [(argument the message must name, a call with a bad value of it)]
 BAD = {
+    "exercises.runner.static_html": [("exercise", lambda: exercises.runner.static_html("l1"))],
     "exercises.progress.record": [("passed", lambda: exercises.progress.record("l1_loop", 1))],
     "exercises.progress.exercise_score": [
         ("lang", lambda: exercises.progress.exercise_score("fr")),
@@ -947,6 +948,8 @@ def with_scheduler(loop):
 
 
 CALLS = {
+    "exercises.runner.static_html": lambda: exercises.runner.static_html(
+        exercises.EXERCISES["l1_loop"], "yo"),
     "exercises.progress.progress_file": exercises.progress.progress_file,
     "exercises.progress.load": exercises.progress.load,
     "exercises.progress.exercise_score": exercises.progress.exercise_score,

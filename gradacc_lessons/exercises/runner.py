@@ -7,6 +7,7 @@ function whose body is still `...` gets "not written yet" (the notebook runs on)
 
 from __future__ import annotations
 
+import html
 import inspect
 import linecache
 import signal
@@ -177,3 +178,21 @@ class Exercise:
     def source(self) -> str:
         """The reference solution, as code."""
         return inspect.getsource(self.reference)
+
+
+def static_html(exercise: Exercise, lang: str = "en") -> str:
+    """The exercise on a page without a kernel (the site): a note, hint and solution folded."""
+    if not isinstance(exercise, Exercise):
+        raise ValueError(f"exercise must be an Exercise, got {exercise!r}")
+    hint = f"<p>{html.escape(say(exercise.hint_key, lang))}</p>"
+    code = f"<pre><code>{html.escape(exercise.source())}</code></pre>"
+    return (
+        f'<div class="gradacc-exercise-static" lang="{lang}">'
+        f"<p><i>{html.escape(say('static_note', lang))}</i></p>"
+        f"{_details('gradacc-hint', say('hint_title', lang), hint)}"
+        f"{_details('gradacc-answer', say('solution_title', lang), code)}</div>"
+    )
+
+
+def _details(css_class: str, summary: str, body: str) -> str:
+    return f'<details class="{css_class}"><summary>{html.escape(summary)}</summary>{body}</details>'

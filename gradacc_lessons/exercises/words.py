@@ -68,6 +68,15 @@ MESSAGES: dict[str, dict[str, str]] = {
     "col_tries": {"en": "checks", "yo": "ìṣàyẹ̀wò"},
     "col_first": {"en": "right at the first try", "yo": "tọ̀nà ní ìgbìyànjú àkọ́kọ́"},
     "col_final": {"en": "right in the end", "yo": "tọ̀nà ní ìparí"},
+    # The site, where no kernel runs
+    "static_note": {
+        "en": "Run this notebook in JupyterLab or Colab to write your function and check it: the "
+        "check measures it and says what is wrong. The hint and the solution are folded below.",
+        "yo": "Ṣí ìwé yìí nínú JupyterLab tàbí Colab láti kọ iṣẹ́ rẹ kí o sì ṣàyẹ̀wò rẹ̀: ìṣàyẹ̀wò "
+        "ń wọ̀n ọ́, ó sì ń sọ ohun tí kò tọ̀nà. Ìtọ́ka àti ìdáhùn wà ní ìsàlẹ̀: tẹ̀ wọ́n láti ṣí wọn.",
+    },
+    "hint_title": {"en": "Hint", "yo": "Ìtọ́ka"},
+    "solution_title": {"en": "Solution", "yo": "Ìdáhùn"},
     # Lesson 1: the accumulation loop
     "no_step": {
         "en": "optimizer.step() was never called: the gradients were accumulated but no update "
