@@ -203,6 +203,18 @@ def group_norm(model):
     return _replace_batch_norms(model, lambda m: nn.GroupNorm(2, m.num_features).double())
 
 
+def _arguments(micro_batch_size, steps, lightning_name="accumulate_grad_batches"):
+    """The three frameworks' arguments as a learner writes them, right or wrong."""
+    return {
+        "TrainingArguments": {
+            "per_device_train_batch_size": micro_batch_size,
+            "gradient_accumulation_steps": steps,
+        },
+        "Accelerator": {"gradient_accumulation_steps": steps},
+        "lightning.Trainer": {lightning_name: steps},
+    }
+
+
 # (exercise, wrong answer, a fragment of its own diagnosis, computed from the cases' numbers)
 WRONG = [
     ("l1_loop", off_by_one, "first step came after micro-batch 1, not 4: `i % N == 0`"),
@@ -238,6 +250,13 @@ WRONG = [
     ("l4_budget", lambda b, f, a: b // a, "you chose 341 samples: the whole budget"),
     ("l4_budget", lambda b, f, a: math.ceil((b - f) / a), "242 samples of 3 MiB on a floor"),
     ("l4_budget", lambda b, f, a: (b - f) // a, "when not even one sample fits, return 0"),
+    ("l7_arguments", lambda b, m, p: _arguments(m, b // m), "would be 2× too large. It is 32"),
+    ("l7_arguments", lambda b, m, p: _arguments(b // p, 1), "per_device_train_batch_size is 256"),
+    (
+        "l7_arguments",
+        lambda b, m, p: _arguments(m, b // (m * p), "gradient_accumulation_steps"),
+        "lightning.Trainer got no accumulate_grad_batches (you gave gradient_accumulation_steps)",
+    ),
     ("l5_steps", lambda b, n, e: b * e, "you counted 300, the micro-batches"),
     ("l5_steps", lambda b, n, e: b // n * e, "holds 2 micro-batches and still gets its step"),
     ("l5_steps", lambda b, n, e: math.ceil(b * e / n), "you counted 5, the right count is 6"),
@@ -430,7 +449,8 @@ def test_a_lessons_exercise_runs_unwritten_then_passes_with_the_solution(lesson,
     assert unwritten.passed is None and "Not written yet" in unwritten.text
     name = check.split(".check(")[1].rstrip(")")
     exercise = next(e for e in EXERCISES.values() if e.reference.__name__ == name)
-    written = code.replace("    ...\n", textwrap.indent(_body(exercise.reference), "    "))
+    assert code.endswith("\n    ...")  # the body the learner replaces
+    written = code.removesuffix("    ...") + textwrap.indent(_body(exercise.reference), "    ")
     exec(compile(written, f"<{lesson}>", "exec"), namespace)
     assert eval(check, namespace).passed is True
 

@@ -10,6 +10,7 @@ from gradacc_lessons.exercises.lesson2 import SCHEDULE_AND_CLIP, TOKEN_WINDOW, U
 from gradacc_lessons.exercises.lesson3 import ACCUMULATION_SAFE
 from gradacc_lessons.exercises.lesson4 import LARGEST_MICRO_BATCH, PREDICT_PEAK
 from gradacc_lessons.exercises.lesson5 import SCHEDULE_LENGTH
+from gradacc_lessons.exercises.lesson7 import FRAMEWORK_ARGUMENTS
 from gradacc_lessons.exercises.runner import Exercise, Verdict
 
 # Every exercise of the course, in lesson order: lesson 8's score counts them.
@@ -24,6 +25,7 @@ EXERCISES: dict[str, Exercise] = {
         PREDICT_PEAK,
         LARGEST_MICRO_BATCH,
         SCHEDULE_LENGTH,
+        FRAMEWORK_ARGUMENTS,
     )
 }
 

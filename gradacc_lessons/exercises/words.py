@@ -396,6 +396,48 @@ MESSAGES: dict[str, dict[str, str]] = {
         "yo": "Pẹ̀lú micro-batch {batches} fún epoch kọ̀ọ̀kan, N = {n} àti epoch {epochs}, o ka "
         "{got}; lóòpù training ń ṣe ìmúdójúìwọ̀n ní ìgbà {right}.",
     },
+    # Lesson 7: the frameworks' arguments
+    "not_a_dict": {
+        "en": "Your function returned a {got}: return a dict with one dict of arguments per "
+        "framework, as the docstring shows.",
+        "yo": "Iṣẹ́ rẹ dá {got} padà: dá dict padà, pẹ̀lú dict àwọn argument kan fún framework "
+        "kọ̀ọ̀kan, bí docstring ṣe fi hàn.",
+    },
+    "framework_missing": {
+        "en": 'The arguments for {framework} are missing: give a dict under the key "{framework}".',
+        "yo": 'Àwọn argument fún {framework} kò sí: fi dict kan sí abẹ́ kọ́kọ́rọ́ "{framework}".',
+    },
+    "argument_missing": {
+        "en": "{framework} got no {name} (you gave {other}): that is the name of its argument "
+        "for this.",
+        "yo": "{framework} kò rí {name} (o fún un ní {other}): orúkọ argument rẹ̀ fún èyí nìyẹn.",
+    },
+    "processes_forgotten": {
+        "en": "{framework}'s {name} is {got} for an effective batch of {batch} in micro-batches "
+        "of {micro} on {processes} processes: each process adds its own micro-batch to every "
+        "step, so the effective batch would be {processes}× too large. It is {right}.",
+        "yo": "{name} ti {framework} jẹ́ {got} fún batch àpapọ̀ {batch} ní micro-batch {micro} "
+        "lórí process {processes}: process kọ̀ọ̀kan ń fi micro-batch tirẹ̀ kún ìmúdójúìwọ̀n "
+        "kọ̀ọ̀kan, nítorí náà batch àpapọ̀ yóò tóbi ní ìlọ́po {processes}. Ó jẹ́ {right}.",
+    },
+    "per_device_is_micro": {
+        "en": "per_device_train_batch_size is {got}: it is the micro-batch of one process "
+        "({right}), not a share of the effective batch. N makes up the rest.",
+        "yo": "per_device_train_batch_size jẹ́ {got}: micro-batch process kan ni ({right}), kì í "
+        "ṣe ìpín batch àpapọ̀. N ló ń kún èyí tó kù.",
+    },
+    "argument_differs": {
+        "en": "{framework}'s {name} is {got} for an effective batch of {batch}, micro-batches "
+        "of {micro} and {processes} process(es); it should be {right}.",
+        "yo": "{name} ti {framework} jẹ́ {got} fún batch àpapọ̀ {batch}, micro-batch {micro} àti "
+        "process {processes}; ó yẹ kí ó jẹ́ {right}.",
+    },
+    "hint_l7_arguments": {
+        "en": "All three take the micro-batch of one process and N; the effective batch is "
+        "their product with the number of processes. Section 1's table names each argument.",
+        "yo": "Gbogbo mẹ́tẹ̀ẹ̀ta ń gba micro-batch process kan àti N; batch àpapọ̀ ni àbájáde "
+        "wọn pẹ̀lú iye process. Tábìlì apá 1 ń dárúkọ argument kọ̀ọ̀kan.",
+    },
     # Hints: where to look, never the answer
     "hint_l2_uneven": {
         "en": "A micro-batch's loss is a mean over its own samples. What share of the window's "
