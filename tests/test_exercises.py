@@ -410,7 +410,7 @@ def test_every_message_is_in_both_languages_with_the_same_fields():
 def test_a_verdict_shows_as_text_and_as_markdown():
     verdict = fresh("l5_steps").check(lambda b, n, e: b * e)
     assert repr(verdict) == verdict.text
-    assert verdict._repr_markdown_().startswith("❌ ")
+    assert verdict._repr_markdown_().startswith("✘ ")
 
 
 def test_check_wants_the_function_itself():

@@ -53,7 +53,8 @@ class Verdict:
         return self.text
 
     def _repr_markdown_(self) -> str:
-        mark = {True: "✅", False: "❌", None: "✏️"}[self.passed]
+        # marks of common text fonts (DejaVu has them), not emoji, which some systems lack
+        mark = {True: "✔", False: "✘", None: "✎"}[self.passed]
         return f"{mark} {self.text}"
 
 
