@@ -212,6 +212,7 @@ def lab(tmp_path_factory):
         JUPYTERLAB_SETTINGS_DIR=str(base / "settings"),
         JUPYTERLAB_WORKSPACES_DIR=str(base / "workspaces"),
         IPYTHONDIR=str(base / "ipython"),
+        GRADACC_PROGRESS=str(base / "exercises.json"),  # the exercises' results: not in ~
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
     )
     port, token = _free_port(), secrets.token_hex(24)
@@ -549,6 +550,45 @@ def test_lesson_1_runs_and_its_quiz_and_explorer_respond(tab, lab):
     tab.mark("screenshots")
     assert_quiz_measures(tab, questions_for(lesson=1), stem)
     assert_explorer_follows_its_slider(tab, EXPLORERS[0], stem)
+    assert_no_console_errors(tab)
+
+
+LOOP_IMPORT = "from gradacc_lessons.exercises.lesson1 import ACCUMULATION_LOOP as loop_exercise"
+# What a learner types into lesson 1's exercise: first with the off-by-one bug, then right.
+LOOP = """{import_line}
+
+
+def accumulation_loop(model, optimizer, loss_fn, micro_batches, accumulation_steps):
+    optimizer.zero_grad()
+    for i, (inputs, targets) in enumerate(micro_batches):
+        (loss_fn(model(inputs), targets) / accumulation_steps).backward()
+        if {condition}:
+            optimizer.step()
+            optimizer.zero_grad()"""
+
+
+def test_an_exercise_written_in_the_lab_gets_its_diagnosis_then_passes(tab, lab):
+    open_and_run_all(tab, lab, EXPLORERS[0].notebook)
+    page = tab.page
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+    code = panel.locator(".jp-CodeCell", has_text="def accumulation_loop")
+    verdict = panel.locator(".jp-CodeCell", has_text="loop_exercise.check(").locator(
+        ".jp-OutputArea-output"
+    )
+    expect(verdict).to_contain_text("Not written yet")  # Run All went on past it
+    attempts = [
+        ("i % accumulation_steps == 0", "The first step came after micro-batch 1, not 4"),
+        ("(i + 1) % accumulation_steps == 0", "Right: on fresh cases your function matches"),
+    ]
+    for condition, said in attempts:
+        code.locator(".cm-content").click()
+        page.keyboard.press("Control+A")
+        page.keyboard.insert_text(LOOP.format(import_line=LOOP_IMPORT, condition=condition))
+        page.keyboard.press("Shift+Enter")  # runs the function's cell, moves to the check
+        page.keyboard.press("Shift+Enter")  # runs the check
+        expect(verdict).to_contain_text(said, timeout=60_000)
+        screenshot(verdict, f"lesson01-exercise-{len(tab.phases)}.png")
+        tab.mark(f"exercise checked: {said[:20]}")
     assert_no_console_errors(tab)
 
 

@@ -30,6 +30,7 @@ from gradacc_lessons import (
     data,
     device,
     display,
+    exercises,
     memory,
     planner,
     precision,
@@ -143,6 +144,8 @@ def plain() -> nn.Module:
 
 
 NO_ARGUMENTS = {  # nothing a learner could pass wrongly
+    "exercises.progress.progress_file",
+    "exercises.progress.load",
     "device.pick_device",
     "demos.batchnorm.single_sample.single_sample_error",
     "quiz.questions.faq_questions",
@@ -160,6 +163,19 @@ NO_ARGUMENTS = {  # nothing a learner could pass wrongly
 
 # name -> [(argument the message must name, a call with a bad value of it)]
 BAD = {
+    "exercises.runner.static_html": [("exercise", lambda: exercises.runner.static_html("l1"))],
+    "exercises.progress.record": [("passed", lambda: exercises.progress.record("l1_loop", 1))],
+    "exercises.progress.exercise_score": [
+        ("lang", lambda: exercises.progress.exercise_score("fr")),
+    ],
+    "exercises.runner.is_unwritten": [("function", lambda: exercises.runner.is_unwritten(3))],
+    "exercises.runner.call_learner": [
+        ("limit_s", lambda: exercises.runner.call_learner(max, 1, 2, limit_s=0)),
+    ],
+    "exercises.words.say": [
+        ("lang", lambda: exercises.words.say("right", "fr")),
+        ("key", lambda: exercises.words.say("wrong key")),
+    ],
     "planning.fake_step.fake_step": [
         ("micro_batch_size", lambda: fake_step.fake_step(
             lambda: nn.Linear(4, 3), sgd, linear_batch, F.mse_loss, 0)),
@@ -838,8 +854,16 @@ BAD = {
 }  # fmt: skip
 
 
+# The exercises' reference solutions: the learner's code, which test_exercises runs through
+# each exercise's check; solution() shows them.
+SOLUTIONS = {
+    f"{e.reference.__module__.removeprefix('gradacc_lessons.')}.{e.reference.__name__}"
+    for e in exercises.EXERCISES.values()
+}
+
+
 def test_every_public_function_is_covered():
-    found = set(public_functions())
+    found = set(public_functions()) - SOLUTIONS
     assert found - set(BAD) - NO_ARGUMENTS == set(), "public functions without bad-input cases"
     assert found - set(CALLS) - NOT_CALLED.keys() == set(), "public functions without a call"
     assert set(BAD) | set(CALLS) <= found, "cases for functions that are gone"
@@ -856,6 +880,7 @@ def test_bad_input_raises_a_value_error_naming_the_argument(name):
 # --- a valid call of each function leaves global state alone --------------------------
 
 NOT_CALLED = {  # name -> why no test calls it here (where else it is exercised)
+    "exercises.progress.record": "writes the learner's file: test_exercises, in a tmp folder",
     "device.make_repeatable": "it changes the seeds and the threads: its name says so",
     "demos.distributed.workers.counting_allreduce_hook": "needs a process group (test_distributed)",
     "demos.distributed.workers.micro_batch_step": "needs a DDP model (test_distributed)",
@@ -918,6 +943,14 @@ def with_scheduler(loop):
 
 
 CALLS = {
+    "exercises.runner.static_html": lambda: exercises.runner.static_html(
+        exercises.EXERCISES["l1_loop"], "yo"),
+    "exercises.progress.progress_file": exercises.progress.progress_file,
+    "exercises.progress.load": exercises.progress.load,
+    "exercises.progress.exercise_score": exercises.progress.exercise_score,
+    "exercises.runner.is_unwritten": lambda: exercises.runner.is_unwritten(max),
+    "exercises.runner.call_learner": lambda: exercises.runner.call_learner(max, 1, 2),
+    "exercises.words.say": lambda: exercises.words.say("right", "yo"),
     "demos.bf16_updates.stochastic_round": lambda: bf16_updates.stochastic_round(
         torch.ones(3), torch.Generator().manual_seed(0)),
     "demos.bf16_updates.update_rounding_errors": lambda: bf16_updates.update_rounding_errors(

@@ -46,6 +46,26 @@ _ENGLISH_SUMMARY = re.compile(r"^## (Summary|Where next)$", re.M)
 _RELATIVE_LINK = re.compile(r"(?<!!)(\[[^\]]*\]\()(?![a-z]+:|#)([^)#\s]+)(#[^)\s]*)?\)")
 
 
+# A lesson's exercise check (`name.check(your_function)`): a page cannot run it, so it shows
+# what the check does, with the hint and the reference solution folded.
+EXERCISE_CHECK = re.compile(r"-exercise-[\w-]+-check$")
+
+
+def exercise_output(check_source: str, where: str):
+    """The page's output of an exercise's check cell: `static_html` of the exercise it checks."""
+    from nbformat.v4 import new_output
+
+    from gradacc_lessons.exercises import EXERCISES
+    from gradacc_lessons.exercises.runner import static_html
+
+    checked = re.fullmatch(r"\s*\w+\.check\((\w+)\)\s*", check_source)
+    found = [e for e in EXERCISES.values() if checked and e.reference.__name__ == checked[1]]
+    if not found:
+        raise ValueError(f"{where}: {check_source!r} checks no exercise of gradacc_lessons")
+    page = static_html(found[0])
+    return new_output("display_data", {"text/html": page, "text/plain": "exercise"})
+
+
 def lesson_paths(root: Path = ROOT) -> list[Path]:
     """The lessons' notebooks, in reading order, as `gradacc_lessons.lessons` declares them.
 
@@ -92,6 +112,8 @@ def prepare_for_site(notebook, name: str):
     drop_duplicate_summary(notebook)
     asks_a_guess = False
     for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "code" and EXERCISE_CHECK.search(cell.get("id", "")):
+            cell.outputs = [exercise_output(cell.source, f"{name}, cell {index}")]
         if cell.cell_type == "code" and asks_a_guess:
             tags = cell.metadata.setdefault("tags", [])
             if "hide-output" not in tags:  # MyST-NB folds the output, with a button to open it
