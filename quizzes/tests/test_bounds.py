@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -27,11 +28,13 @@ import nbformat
 import psutil
 import pytest
 from gradacc_grader.bwrap import exposed
+from gradacc_grader.grading import grade_class
 from gradacc_grader.sandbox import Sandbox, SandboxError
 from gradacc_grader.selftest import self_test
+from gradacc_grader.submissions import old_formats
 from gradacc_grader.terminal_text import visible
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]
+pytestmark = pytest.mark.timeout(1800)
 
 BIN = Path(sys.executable).parent
 ASSIGNMENT = "gradacc_faq"
@@ -194,7 +197,11 @@ def graded(tmp_path_factory, built):
     }
 
 
+@pytest.mark.slow  # the class graded once
 def test_the_class_is_graded_to_the_end_by_a_plain_user(graded):
+    print(
+        graded["stdout"], graded["stderr"][-4000:], {k: v >> 20 for k, v in graded["peaks"].items()}
+    )
     assert graded["code"] == 1, graded["stdout"] + graded["stderr"][-3000:]
     rows = graded["rows"]
     assert rows["ada"].split()[1:3] == [f"{AUTOGRADED:g}", "10"], graded["stdout"]
@@ -205,6 +212,7 @@ def test_the_class_is_graded_to_the_end_by_a_plain_user(graded):
     assert notebook.stat().st_size < 4 << 20  # 8 MB of `<` once became 41 MB
 
 
+@pytest.mark.slow  # the class graded once
 @pytest.mark.parametrize("student", [" ", "\u0430da", "-h", "\udcff\udcfeodd"])
 def test_a_folder_name_that_is_no_student_id_is_refused_alone(graded, student):
     # as gradacc-grade reports each student (stderr), the name's control bytes escaped
@@ -217,6 +225,7 @@ def test_a_folder_name_that_is_no_student_id_is_refused_alone(graded, student):
     assert len(graded["stdout"].strip().splitlines()) >= 1 + 9, graded["stdout"]
 
 
+@pytest.mark.slow  # the class graded once
 def test_an_nbformat3_heading_bomb_is_refused_before_any_upgrade(graded):
     assert len(V3_BOMB) == 184
     line = graded["rows"]["v3bomb"]
@@ -224,6 +233,7 @@ def test_an_nbformat3_heading_bomb_is_refused_before_any_upgrade(graded):
     assert not (graded["course"] / "autograded" / "v3bomb").exists()
 
 
+@pytest.mark.slow  # the class graded once
 def test_a_message_of_many_frames_fails_that_student_and_the_grader_stays_bounded(graded):
     line = graded["rows"]["frames"]
     assert line.split()[1] == "0" and "failed:" in line, line
@@ -232,6 +242,7 @@ def test_a_message_of_many_frames_fails_that_student_and_the_grader_stays_bounde
     assert len(peaks) >= 4 and max(peaks.values()) < GRADER_MIB, peaks
 
 
+@pytest.mark.slow  # the class graded once
 def test_a_hanging_cell_costs_its_timeout_once_not_again_in_the_recheck(graded):
     # the loop exercise (3 points) is scored by the re-check: it ran the cells without the
     # hanging one (else it would have slept until the student's time ran out, scoring 0)
@@ -261,3 +272,25 @@ def test_an_exchange_under_usr_is_not_in_the_sandbox(tmp_path):
     finally:
         shutil.rmtree(exchange)
     assert [probe["sees"] for probe in found.values()] == [[], []], found
+
+
+def test_odd_names_are_refused_before_anything_is_made_for_them(tmp_path):
+    names = [" ", "\udcff\udcfeodd", "\u0430da", "-h", ".hidden", "Ade\u0301"]
+    results = tmp_path / "results"
+    outcomes = grade_class(tmp_path, ASSIGNMENT, names, Sandbox(hidden=()), 2, 60, results)
+    assert sorted(o.student for o in outcomes) == sorted(names)
+    assert all(
+        o.status.startswith("refused: the folder name is not a student id") for o in outcomes
+    )
+    assert not results.exists()  # no folder, no gradebook row, no process
+
+
+def test_an_nbformat3_notebook_is_refused_without_being_read_by_nbformat(tmp_path):
+    (tmp_path / "a.ipynb").write_text(V3_BOMB, encoding="utf-8")
+    nbformat.write(nbformat.v4.new_notebook(), tmp_path / "b.ipynb")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert old_formats(tmp_path) == [
+        "a.ipynb is nbformat 3, not 4 (open it in Jupyter 7 and save it again)"
+    ]
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before  # KiB
+    assert grown < 50 << 10  # nbformat's upgrade would have built a string of 100 MB
