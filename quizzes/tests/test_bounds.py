@@ -199,9 +199,6 @@ def graded(tmp_path_factory, built):
 
 @pytest.mark.slow  # the class graded once
 def test_the_class_is_graded_to_the_end_by_a_plain_user(graded):
-    print(
-        graded["stdout"], graded["stderr"][-4000:], {k: v >> 20 for k, v in graded["peaks"].items()}
-    )
     assert graded["code"] == 1, graded["stdout"] + graded["stderr"][-3000:]
     rows = graded["rows"]
     assert rows["ada"].split()[1:3] == [f"{AUTOGRADED:g}", "10"], graded["stdout"]
