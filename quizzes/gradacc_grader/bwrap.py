@@ -155,7 +155,9 @@ def exposed(folder: Path) -> Path | None:
     """The path the sandbox shows whole (Python, its venv, gradacc_lessons) that `folder` lies
     in, or None: an exchange or course there would be shown to student code."""
     folder = folder.resolve()
-    return next((p for p in readonly_paths() if folder.is_relative_to(p)), None)
+    system = [Path(name) for name in _SYSTEM]  # a Python of the system's: /usr is bound around
+    shown = [p for p in readonly_paths() if not any(p.is_relative_to(s) for s in system)]
+    return next((p for p in shown if folder.is_relative_to(p)), None)
 
 
 def _parents(paths: list) -> list[str]:
