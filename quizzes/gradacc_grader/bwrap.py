@@ -59,7 +59,8 @@ def readonly_paths() -> list[Path]:
 
 def bwrap_args(sandbox: Sandbox, files: tuple, shared: tuple, readonly: tuple) -> list[str]:
     size = str(sandbox.limits.tmpfs_bytes)
-    args = [find_bwrap(), *_system_binds(), "--dev", "/dev", "--proc", "/proc"]
+    hidden = tuple(Path(h).resolve() for h in sandbox.hidden)
+    args = [find_bwrap(), *_system_binds(hidden), "--dev", "/dev", "--proc", "/proc"]
     # /dev is a tmpfs as large as half the machine's memory, writable when the grader is not
     # root: read-only, but for a small /dev/shm (Python's multiprocessing needs one).
     args += ["--perms", "1777", "--size", str(sandbox.limits.shm_bytes), "--tmpfs", "/dev/shm"]
@@ -110,17 +111,53 @@ def userns_guard() -> list[str]:
     return [*drop, "--", *inner, "--die-with-parent", "--"]
 
 
-def _system_binds() -> list[str]:
+def _system_binds(hidden: tuple[Path, ...] = ()) -> list[str]:
     args = []
     for name in _SYSTEM:
         path = Path(name)
         if path.is_symlink():  # merged /usr: /bin -> usr/bin
             args += ["--symlink", os.readlink(path), name]
         elif path.exists():
-            args += ["--ro-bind", name, name]
+            args += bind_around(path, hidden)
     for name in _ETC:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     return args
+
+
+def bind_around(path: Path, hidden: tuple[Path, ...]) -> list[str]:
+    """Bind `path` read-only, leaving out each hidden folder under it: its siblings are bound
+    one by one, the folder itself is not there.
+
+    nbgrader's exchange is `/usr/local/share/nbgrader/exchange` by default: binding all of
+    /usr showed every classmate's submission to student code.
+
+    >>> bind_around(Path("/usr"), (Path("/srv/course"),))
+    ['--ro-bind', '/usr', '/usr']
+    >>> args = bind_around(Path("/usr"), (Path("/usr/local/share/nbgrader/exchange"),))
+    >>> "/usr/local/share/nbgrader" in args, "/usr/lib" in args, "/usr" in args
+    (False, True, True)
+    """
+    inside = [h for h in hidden if h.is_relative_to(path)]
+    if not inside:
+        return ["--ro-bind", str(path), str(path)]
+    if path in inside or path.is_symlink() or not path.is_dir():
+        return []  # the hidden folder itself (or a link or file over it): left out
+    args = ["--perms", "0755", "--dir", str(path)]
+    for entry in sorted(path.iterdir()):
+        if entry.is_symlink():
+            args += ["--symlink", os.readlink(entry), str(entry)]
+        else:
+            args += bind_around(entry, tuple(inside))
+    return args
+
+
+def exposed(folder: Path) -> Path | None:
+    """The path the sandbox shows whole (Python, its venv, gradacc_lessons) that `folder` lies
+    in, or None: an exchange or course there would be shown to student code."""
+    folder = folder.resolve()
+    system = [Path(name) for name in _SYSTEM]  # a Python of the system's: /usr is bound around
+    shown = [p for p in readonly_paths() if not any(p.is_relative_to(s) for s in system)]
+    return next((p for p in shown if folder.is_relative_to(p)), None)
 
 
 def _parents(paths: list) -> list[str]:

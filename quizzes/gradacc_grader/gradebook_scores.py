@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
+import stat
 from pathlib import Path
 
 from gradacc_grader.results import MAX_NOTEBOOK_BYTES, Outcome
@@ -145,7 +147,15 @@ def write_messages(path: Path, messages: dict[str, str]) -> None:
         if cell.get("cell_type") == "code" and grade_id in messages:
             text = messages[grade_id] + "\n"
             cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": text}]
-    path.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    # nbgrader leaves the autograded copy read-only (0444 less the umask): a grader that is not
+    # root cannot open it for writing, so a new file replaces it, with the same mode.
+    mode = stat.S_IMODE(path.stat().st_mode)
+    temporary = path.with_name(f".{path.name}.scored")
+    temporary.unlink(missing_ok=True)
+    with open(temporary, "x", encoding="utf-8") as file:
+        file.write(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n")
+    os.chmod(temporary, mode)
+    os.replace(temporary, path)
 
 
 def _read_cells(path: Path) -> list[dict]:

@@ -39,6 +39,7 @@ import logging
 import multiprocessing
 import multiprocessing.connection
 import os
+import resource
 import sys
 import tempfile
 import threading
@@ -61,7 +62,13 @@ from gradacc_grader.sandbox import (
     stop_harnesses,
 )
 from gradacc_grader.selftest import self_test
+from gradacc_grader.submissions import old_formats
 from gradacc_grader.terminal_text import one_line, scrub_log, visible
+from gradacc_grader.untrusted_output import is_student_id
+
+# address space of one student's grading process: it holds nbgrader and torch (about 0.8 GiB),
+# the student's notebooks a few times over and the outputs its kernel sent (4 MiB a cell)
+GRADER_MEMORY_MB = 3072
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -135,6 +142,7 @@ def _grade_classes(args, course: Path, classes: dict[str, list[str]], sandbox: S
                 args.timeout,
                 results,
                 merge_into_course=args.results is None,
+                grader_memory_mb=args.grader_memory_mb,
             )
             codes.append(_report(outcomes))
     return max(codes)
@@ -154,6 +162,12 @@ def _parser() -> argparse.ArgumentParser:
     add("--timeout", type=float, default=600, help="seconds one student may take in all")
     add("--cpu-seconds", type=int, default=Limits.cpu_seconds, help="CPU seconds per kernel")
     add("--memory-mb", type=int, default=Limits.memory_bytes >> 20, help="address space, MiB")
+    add(
+        "--grader-memory-mb",
+        type=_positive,
+        default=GRADER_MEMORY_MB,
+        help="address space of each student's grading process (nbgrader, the scoring), MiB",
+    )
     add(
         "--unsafe-no-sandbox",
         action="store_true",
@@ -216,7 +230,9 @@ def _check_students(course: Path, assignment: str, students: list[str]) -> str |
 def _sandbox(args, course: Path) -> Sandbox | None:
     """The sandbox to grade in, after its self-test; None (and why, printed) if refused."""
     limits = Limits(cpu_seconds=args.cpu_seconds, memory_bytes=args.memory_mb << 20)
-    sandbox = Sandbox(hidden=(course,), limits=limits, unsafe=args.unsafe_no_sandbox)
+    exchange = exchange_root(course)  # every student's submissions: never in a sandbox
+    hidden = (course, exchange)
+    sandbox = Sandbox(hidden=hidden, limits=limits, unsafe=args.unsafe_no_sandbox)
     if sandbox.unsafe:
         print(
             "gradacc-grade: WARNING: --unsafe-no-sandbox: student code runs with YOUR rights "
@@ -226,11 +242,21 @@ def _sandbox(args, course: Path) -> Sandbox | None:
         return sandbox
     try:
         find_bwrap()
-        self_test(sandbox)
+        self_test(sandbox, exchange)
     except SandboxError as error:
         print(f"gradacc-grade: refusing to grade without a sandbox: {error}", file=sys.stderr)
         return None
     return sandbox
+
+
+def exchange_root(course: Path) -> Path:
+    """nbgrader's exchange folder as the course's nbgrader_config.py sets it (or nbgrader's)."""
+    from nbgrader.exchange.default.exchange import Exchange
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    root = config.Exchange.root if "root" in config.Exchange else Exchange.root.default_value
+    return Path(root).resolve()
 
 
 def _warn(course: Path, assignments: list[str]) -> None:
@@ -286,17 +312,28 @@ def grade_class(
     timeout: float,
     results: Path,
     merge_into_course: bool = True,
+    grader_memory_mb: int = 0,
 ) -> list[Outcome]:
     """Grade each student in a process of their own, `jobs` at a time; their outcomes.
 
     Each result is merged into the course as soon as it is there (unless
-    merge_into_course is False: then it stays in `results/<student>/`).
+    merge_into_course is False: then it stays in `results/<student>/`). Each student's
+    process may use `grader_memory_mb` of address space (0: GRADER_MEMORY_MB).
     """
+    memory = (grader_memory_mb or GRADER_MEMORY_MB) << 20
     waiting, running, outcomes = list(students), {}, []
     while waiting or running:
         while waiting and len(running) < jobs:
-            folder = results / waiting.pop(0)
-            refused = prepare(course, assignment, folder.name, folder)
+            student = waiting.pop(0)
+            if not is_student_id(student):  # never a folder, a gradebook row or an option
+                outcomes.append(_refuse_name(student))
+                continue
+            folder = results / student
+            try:
+                refused = prepare(course, assignment, folder.name, folder)
+            except Exception as error:  # a bug of ours, a full disk: this student alone fails
+                outcomes.append(_failed(student, "preparing", error))
+                continue
             if refused:
                 save(folder, record(folder, assignment, folder.name, refused, course))
                 outcomes.append(_conclude(course, assignment, folder, merge_into_course))
@@ -305,13 +342,33 @@ def grade_class(
                 # kernel and imports torch meanwhile (one student, or the last ones).
                 spare = not waiting and len(running) + 1 < (os.cpu_count() or 1)
                 end = time.monotonic() + timeout
-                process = _start(course, assignment, replace(sandbox, deadline=end), folder, spare)
+                graded = replace(sandbox, deadline=end)
+                process = _start(course, assignment, graded, folder, spare, memory)
                 running[process.sentinel] = (process, folder, end)
         for key in _ended(running):
             process, folder, _ = running.pop(key)
-            _finish(process, course, assignment, folder, timeout)
-            outcomes.append(_conclude(course, assignment, folder, merge_into_course))
+            try:
+                _finish(process, course, assignment, folder, timeout)
+                outcomes.append(_conclude(course, assignment, folder, merge_into_course))
+            except Exception as error:  # this student alone: the class is graded to the end
+                outcomes.append(_failed(folder.name, "recording", error))
     return sorted(outcomes, key=lambda outcome: outcome.student)
+
+
+def _refuse_name(student: str) -> Outcome:
+    """The outcome of a submission whose folder name is not a student id (nothing else read)."""
+    status = (
+        "refused: the folder name is not a student id (letters of one script, digits, "
+        ". _ - @; not first '-' or '.'): rename the folder to the student's id"
+    )
+    print(f"  {visible(student)}: {status}", file=sys.stderr, flush=True)
+    return Outcome(student, status)
+
+
+def _failed(student: str, step: str, error: Exception) -> Outcome:
+    status = f"failed: the grader's {step} failed: {type(error).__name__}: {error}"
+    print(f"  {visible(student)}: {one_line(status)}", file=sys.stderr, flush=True)
+    return Outcome(student, status)
 
 
 def _ended(running: dict) -> list:
@@ -324,14 +381,14 @@ def _ended(running: dict) -> list:
     return [key for key, (_, _, end) in running.items() if key in ready or now >= end]
 
 
-def _start(course: Path, assignment: str, sandbox: Sandbox, folder: Path, spare: bool):
+def _start(course: Path, assignment: str, sandbox: Sandbox, folder: Path, spare: bool, memory):
     """Start grading the student's folder in a forked process.
 
     Forked, not spawned: the child has nbgrader and torch imported already (main
     imported them), which saves seconds per student.
     """
     context = multiprocessing.get_context("fork")
-    args = (course, assignment, sandbox, folder, spare)
+    args = (course, assignment, sandbox, folder, spare, memory)
     process = context.Process(target=_grade_here, args=args, name=f"grade-{folder.name}")
     process.start()
     return process
@@ -353,6 +410,8 @@ def _finish(process, course: Path, assignment: str, folder: Path, timeout: float
         log = folder / "grading.log"
         last = log.read_text(errors="replace").strip().splitlines()[-1:] if log.exists() else []
         status = f"failed: grading ended with exit code {process.exitcode}: {last}"
+        if process.exitcode < 0 or "MemoryError" in str(last) or "OUT OF MEMORY" in str(last):
+            status += " (past its memory limit, --grader-memory-mb, or killed)"
     save(folder, record(folder, assignment, folder.name, status, course))
 
 
@@ -362,8 +421,11 @@ def _conclude(course: Path, assignment: str, folder: Path, merge_into_course: bo
     return outcome
 
 
-def _grade_here(course: Path, assignment: str, sandbox: Sandbox, folder: Path, spare: bool):
+def _grade_here(
+    course: Path, assignment: str, sandbox: Sandbox, folder: Path, spare: bool, memory: int
+):
     """In the child: autograde the student's folder, score outside the sandbox, save."""
+    limit_memory(memory)
     log = os.open(folder / "grading.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(log, 1)  # the kernel's and nbgrader's chatter goes to the student's log
     os.dup2(log, 2)
@@ -378,7 +440,13 @@ def _grade_here(course: Path, assignment: str, sandbox: Sandbox, folder: Path, s
     kernels.chmod(0o711)  # the sandbox's user may pass through, not list
     importing = _import_torch_meanwhile()  # the kernel's client mostly waits: a core is free
     try:
-        status = _autograde(folder, assignment, sandbox, kernels)
+        submitted = folder / "submitted" / folder.name / assignment
+        old = old_formats(submitted)  # before nbgrader reads (and upgrades) them
+        status = (
+            f"refused: {'; '.join(old)}"
+            if old
+            else _autograde(folder, assignment, sandbox, kernels)
+        )
     finally:
         with contextlib.suppress(OSError):  # the kernel may have nested folders in it, deep
             remove_tree(kernels)
@@ -387,6 +455,17 @@ def _grade_here(course: Path, assignment: str, sandbox: Sandbox, folder: Path, s
     outcome = record(folder, assignment, folder.name, status, course, sandbox)
     stop_harnesses(sandbox)
     save(folder, outcome)
+
+
+def limit_memory(most: int) -> None:
+    """Bound this process's address space (soft limit): past it, MemoryError, or the process dies.
+
+    The grading process reads what the student handed in and what their kernel sent; its
+    worst case costs that student a zero with the reason, never the machine. Only the soft
+    limit: the sandboxes it starts set their own (jail.py).
+    """
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (most if hard < 0 else min(most, hard), hard))
 
 
 def _autograde(folder: Path, assignment: str, sandbox: Sandbox, kernels: Path) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +43,7 @@ from gradacc_grader.sandbox import PYTHON, Limits, Sandbox, SandboxError, give_t
 # moment after the kernel; a kernel that only sent too large a message goes on running
 ENDING_SECONDS = 2.0
 KEPT = 2000  # characters of an error or a result kept once a cell is past its limit
+LOG_BYTES = 1 << 20  # of the kernel's own stdout and stderr kept in the student's grading.log
 SOCKETS_TIMEOUT = 120.0  # seconds a starting kernel has to make its sockets (a loaded machine)
 # kernel messages that carry output (the rest: status, execute_input, ... pass untouched)
 _OUTPUTS = {"stream", "display_data", "execute_result", "error", "update_display_data"}
@@ -152,6 +154,30 @@ def _inert(msg: dict) -> dict:
     return msg
 
 
+def copy_some(source: int, dest: int, most: int) -> None:
+    """Copy what arrives on `source` to `dest` up to `most` bytes, one note, then drop the rest.
+
+    >>> read_end, write_end = os.pipe()
+    >>> _ = os.write(write_end, b"x" * 100); os.close(write_end)
+    >>> out_read, out_write = os.pipe()
+    >>> copy_some(read_end, out_write, 10); os.close(out_write)
+    >>> print(os.read(out_read, 1000).decode())
+    xxxxxxxxxx
+    [the kernel wrote more than 10 bytes on its stdout and stderr: the rest is dropped]
+    <BLANKLINE>
+    """
+    copied = 0
+    with os.fdopen(source, "rb", buffering=0) as pipe:
+        while chunk := pipe.read(1 << 16):
+            if copied < most:
+                kept = chunk[: most - copied]
+                os.write(dest, kept)
+                copied += len(kept)
+                if copied >= most:
+                    note = f"\n[the kernel wrote more than {_size(most)} on its stdout and stderr"
+                    os.write(dest, f"{note}: the rest is dropped]\n".encode())
+
+
 class OutputRefusedError(RuntimeError):
     """The kernel sent a message larger than the grader takes in: the notebook fails."""
 
@@ -205,11 +231,35 @@ class CappedChannel(AsyncZMQSocketChannel):
         return True
 
     async def _recv(self, **kwargs) -> dict:
-        frames = await self.socket.recv_multipart(**kwargs)
+        frames = await self._recv_frames()
         _, message = self.session.feed_identities(frames)
         # [signature, header, parent header, metadata, content, buffers...]
         size = sum(len(frame) for frame in message[4:])
         return self.budget.cap(self.session.deserialize(message), size)
+
+    async def _recv_frames(self) -> list[bytes]:
+        """One message's frames, their bytes counted together as they arrive.
+
+        ZMQ's MAXMSGSIZE bounds each frame, not the message: one message of N frames of
+        almost 4 MiB each cost the grader N x 4 MiB. Past `message_bytes` in all, the rest of
+        its frames are read and dropped one by one, and the notebook fails with the reason.
+        """
+        frames, size, most = [], 0, self.limits.message_bytes
+        while True:
+            frame = await self.socket.recv()
+            size += len(frame)
+            if size <= most:
+                frames.append(frame)
+            else:
+                frames.clear()  # dropped: never more than one frame of it held from here on
+            if not self.socket.get(zmq.RCVMORE):
+                break
+        if size > most:
+            raise OutputRefusedError(
+                f"the kernel sent a message of more than {_size(most)} "
+                "(its output is refused, and the notebook not graded)"
+            )
+        return frames
 
     def close(self) -> None:
         """Close the monitor, then the socket."""
@@ -299,6 +349,10 @@ class SandboxKernelManager(KillUnheededInterrupts, AsyncKernelManager):
         kernel = [*PYTHON, "-m", "ipykernel_launcher", "-f", self.connection_file]
         kernel += ["--HistoryManager.hist_file=:memory:", "--IPKernelApp.ignore_cwd=True"]
         kw["cwd"] = str(folder)
+        # What the kernel writes on its own stdout and stderr (ipykernel's saved copies, which
+        # student code can reach) goes through a pipe, copied into grading.log up to a bound:
+        # a kernel once wrote 268 MB there.
+        kw["stdout"] = kw["stderr"] = self._log_pipe()
         files = tuple(sorted(copies.iterdir()))
         command = self.sandbox().command(
             kernel, files, shared=(sockets,), readonly=(Path(self.connection_file),)
@@ -306,8 +360,18 @@ class SandboxKernelManager(KillUnheededInterrupts, AsyncKernelManager):
         return command, kw
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
-        await super()._async_launch_kernel(kernel_cmd, **kw)
+        try:
+            await super()._async_launch_kernel(kernel_cmd, **kw)
+        finally:
+            os.close(kw["stderr"])  # the kernel holds the only write end: EOF when it ends
         await self._seal_sockets()
+
+    def _log_pipe(self) -> int:
+        """The write end of a pipe whose first LOG_BYTES go to this process's stderr."""
+        read_end, write_end = os.pipe()
+        thread = threading.Thread(target=copy_some, args=(read_end, 2, LOG_BYTES), daemon=True)
+        thread.start()
+        return write_end
 
     async def _seal_sockets(self) -> None:
         """Wait for the kernel's sockets, move them out of its shared folder, remove that folder.

@@ -9,8 +9,10 @@ needs").
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
+from gradacc_grader.bwrap import exposed
 from gradacc_grader.sandbox import PYTHON, Running, Sandbox, SandboxError, give_to_sandbox
 
 _PROBE = """
@@ -34,14 +36,34 @@ os.write(fd, json.dumps(found).encode())
 """
 
 
-def self_test(sandbox: Sandbox) -> dict[str, dict]:
+def check_exchange(exchange: Path | None) -> None:
+    """SandboxError if nbgrader's exchange lies where the sandbox shows everything (the venv).
+
+    The exchange holds every student's submission, and its inbound/ is writable by all: under
+    /usr (nbgrader's default) the sandbox leaves it out (bwrap.bind_around); inside Python,
+    its venv or the course package, which the sandbox shows whole, it cannot.
+    """
+    where = exposed(exchange) if exchange is not None else None
+    if where is not None:
+        raise SandboxError(
+            f"nbgrader's exchange {exchange} lies inside {where}, which the sandbox shows to "
+            "student code: every classmate's submission would be readable. Move the exchange "
+            "(c.Exchange.root in nbgrader_config.py) out of it, e.g. to /srv/nbgrader/exchange."
+        )
+
+
+def self_test(sandbox: Sandbox, exchange: Path | None = None) -> dict[str, dict]:
     """Probe both sandboxes, the kernel's and the re-check's; SandboxError if anything is off.
 
     Each must start, write its scratch folder, read /dev/urandom, and must not reach
-    the network, see a hidden folder, create a user namespace, have its working folder
-    on sys.path, or run as root; its answer comes on the grader's pipe. Returns what
-    each probe found, by sandbox.
+    the network, see a hidden folder or nbgrader's `exchange`, create a user namespace, have
+    its working folder on sys.path, or run as root; its answer comes on the grader's pipe.
+    An exchange inside what the sandbox shows whole is refused first (`check_exchange`).
+    Returns what each probe found, by sandbox.
     """
+    check_exchange(exchange)
+    if exchange is not None and exchange not in sandbox.hidden:
+        sandbox = replace(sandbox, hidden=(*sandbox.hidden, exchange))
     found = {}
     with tempfile.TemporaryDirectory(prefix="gradacc-selftest-") as sockets:
         give_to_sandbox(Path(sockets))

@@ -150,6 +150,37 @@ def count_cells(fd: int, most: int) -> int:
     return len(cells) if isinstance(cells, list) else 0
 
 
+def old_formats(folder: Path) -> list[str]:
+    """Each notebook at the top of a submission that is not nbformat 4, and what it is.
+
+    nbgrader upgrades an older notebook as it reads it, and nbformat's v3 upgrade builds a
+    heading's `'#' * level`: a 184-byte notebook with level 10**8 took the grader to 8 GB, past
+    every size check. So such a notebook is refused before nbgrader reads it. This parse is the
+    grading process's, under its own memory limit (gradacc-grade --grader-memory-mb).
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.ipynb").write_text('{"nbformat": 3, "worksheets": []}')
+    >>> old_formats(folder)
+    ['a.ipynb is nbformat 3, not 4 (open it in Jupyter 7 and save it again)']
+    """
+    problems = []
+    for path in sorted(folder.glob("*.ipynb")):
+        if path.is_symlink() or not path.is_file():
+            continue  # refused by copy_regular_files already
+        try:
+            notebook = json.loads(path.read_bytes())
+        except (ValueError, RecursionError):
+            continue  # not JSON: nbgrader fails it with its reason, and reads nothing more
+        version = notebook.get("nbformat") if isinstance(notebook, dict) else None
+        if type(version) is not int or version != 4:
+            shown = repr(version)[:20]
+            problems.append(
+                f"{path.name} is nbformat {shown}, not 4 (open it in Jupyter 7 and save it again)"
+            )
+    return problems
+
+
 def _short(path: str) -> str:
     return path if len(path) <= 60 else f"{path[:60]}..."
 

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from gradacc_grader.sandbox import Sandbox
 
 MESSAGES = feedback_text.MESSAGES  # every language's sentences: one catalogue
+TIMED_OUT = (
+    "CellTimeoutError"  # the error nbgrader writes into a cell the kernel ran out of time on
+)
 
 
 @dataclass(frozen=True)
@@ -190,7 +193,9 @@ def cells_before(cells: list[dict], grade_id: str) -> list[str]:
     """The code cells that ran before the test cell `grade_id`, as the harness runs them again.
 
     The student's cells (answers, helpers, extra cells, copies) and the setup cell; not the
-    test cells nor the locked quick checks, which only print.
+    test cells nor the locked quick checks, which only print; nor a cell that ran out of time
+    in the kernel (nbgrader's CellTimeoutError): a hanging cell costs the class the kernel's
+    timeout once, never again in the re-check (where it would hang up to its CPU limit).
 
     >>> def cell(source, **meta):
     ...     return {"cell_type": "code", "source": source, "metadata": {"nbgrader": meta}}
@@ -198,6 +203,10 @@ def cells_before(cells: list[dict], grade_id: str) -> list[str]:
     ...          cell("f()", grade_id="e_check", locked=True), cell("", grade_id="e_test",
     ...          grade=True, locked=True), cell("x = 1")]
     >>> cells_before(cells, "e_test")
+    ['import torch', 'def f(): pass']
+    >>> hung = {**cell("while True: pass"), "outputs": [{"output_type": "error",
+    ...         "ename": "CellTimeoutError", "evalue": "", "traceback": []}]}
+    >>> cells_before([hung, *cells], "e_test")
     ['import torch', 'def f(): pass']
     """
     index = grade_cell_index(cells, grade_id)
@@ -208,8 +217,22 @@ def cells_before(cells: list[dict], grade_id: str) -> list[str]:
             continue
         if meta.get("locked") and meta.get("grade_id") != "setup":
             continue
+        if timed_out(cell):
+            continue
         kept.append(_text(cell.get("source", "")))
     return kept
+
+
+def timed_out(cell: dict) -> bool:
+    """Whether the kernel gave up on this cell: nbgrader's CellTimeoutError among its outputs.
+
+    A cell that writes such an error itself is only skipped in the re-check: its own loss.
+    """
+    outputs = cell.get("outputs")
+    return isinstance(outputs, list) and any(
+        isinstance(o, dict) and o.get("output_type") == "error" and o.get("ename") == TIMED_OUT
+        for o in outputs
+    )
 
 
 def exercise(

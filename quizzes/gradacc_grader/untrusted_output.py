@@ -55,25 +55,40 @@ import math
 import os
 import re
 import stat
+import unicodedata
 from pathlib import Path
 
 from gradacc_grader.guards import FeedbackPreprocessor
 from gradacc_grader.terminal_text import printable
 
-STUDENT_ID = re.compile(r"[\w@-][\w.@-]{0,99}")
+# a letter, digit or "_" first: never "-" (`-h` is read as an option) nor "." (hidden, "..")
+STUDENT_ID = re.compile(r"[\w@][\w.@-]{0,99}")
 
 
 def is_student_id(name: str) -> bool:
     """Whether a folder name of submitted/ is a plain student id, safe in a page's markup.
 
     nbgrader's formgrader writes the id of a student without a name into its pages as it is.
+    An id is in NFC and its letters are of one script: `аda` (a Cyrillic а) reads as `ada`.
 
     >>> [is_student_id(s) for s in ("ada", "jo.ng@uni.edu", "Adéwálé", "<b>", "..", "a b")]
     [True, True, True, False, False, False]
+    >>> [is_student_id(s) for s in ("\\u0430da", "-h", "\\udcff", "Ade\\u0301", "ада")]
+    [False, False, False, False, True]
     """
-    return STUDENT_ID.fullmatch(name) is not None
+    if STUDENT_ID.fullmatch(name) is None or unicodedata.normalize("NFC", name) != name:
+        return False
+    return len(_scripts(name)) <= 1
 
 
+def _scripts(name: str) -> set[str]:
+    """The scripts of a name's letters, by their Unicode names (LATIN, CYRILLIC, GREEK, ...)."""
+    return {unicodedata.name(char, "?").split()[0] for char in name if char.isalpha()}
+
+
+# characters of a student's markdown shown (a written answer is a few thousand): 8 MB of `<`
+# once became a 41 MB notebook and 1.6 GB of feedback rendering
+SHOWN_CHARS = 200_000
 PRE_OPEN = '<pre class="gradacc-student-text" style="white-space: pre-wrap">'
 PRE_CLOSE = "</pre>"
 _ESCAPED = re.compile(
@@ -90,8 +105,12 @@ def as_text(source: str) -> str:
 
     >>> as_text('<img src=x onerror="go()">')[len(PRE_OPEN):]
     '&#60;img src&#61;x onerror&#61;&#34;go&#40;&#41;&#34;&#62;</pre>'
+    >>> len(as_text("<" * 8_000_000)) < 11 * SHOWN_CHARS
+    True
     """
     text = printable(source.replace("\r\n", "\n").replace("\r", "\n"))
+    if len(text) > SHOWN_CHARS:  # each character may become 10: bound what the pages render
+        text = f"{text[:SHOWN_CHARS]}\n[{len(text) - SHOWN_CHARS} more characters not shown]"
     return PRE_OPEN + "".join(map(_entity, text)) + PRE_CLOSE
 
 

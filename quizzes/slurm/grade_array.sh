@@ -59,4 +59,5 @@ if [ -z "${STUDENT// /}" ]; then
         "($(wc -l <"$STUDENTS") lines): nothing to grade" >&2
     exit 0
 fi
-exec "$GRADE" --course "$COURSE" "$ASSIGNMENT" --student "$STUDENT" --results "$RESULTS"
+# --student=ID, one word: an id such as `-h` is never read as an option
+exec "$GRADE" --course "$COURSE" "$ASSIGNMENT" "--student=$STUDENT" --results "$RESULTS"
