@@ -54,6 +54,7 @@ from gradacc_lessons.demos import (
     token_pitfalls,
     training,
 )
+from gradacc_lessons.demos.distributed import ddp_buffers
 from gradacc_lessons.demos.frameworks import two_processes
 from gradacc_lessons.figures import explorers, plots
 from gradacc_lessons.planning import (
@@ -424,6 +425,11 @@ BAD = {
     ],
     "demos.frameworks.two_processes.token_window": [
         ("count", lambda: two_processes.token_window(None, distributed.DDPConfig(), "mine")),
+    ],
+    "demos.distributed.ddp_buffers.ddp_buffers_vs_accumulation": [
+        ("world_size", lambda: ddp_buffers.ddp_buffers_vs_accumulation(world_size=1)),
+        ("steps", lambda: ddp_buffers.ddp_buffers_vs_accumulation(steps=0)),
+        ("micro_batch_size", lambda: ddp_buffers.ddp_buffers_vs_accumulation(micro_batch_size=1)),
     ],
     "demos.distributed.launch.run_ddp": [
         ("config", lambda: distributed.run_ddp({"world_size": 2})),
@@ -887,6 +893,8 @@ NOT_CALLED = {  # name -> why no test calls it here (where else it is exercised)
     "demos.distributed.workers.train_ddp": "needs a process group (test_distributed)",
     "demos.distributed.workers.global_token_count": "needs a process group (test_distributed)",
     "demos.distributed.workers.token_gradients": "needs a process group (test_distributed)",
+    "demos.distributed.ddp_buffers.ddp_buffers_vs_accumulation": "starts processes "
+    "(test_two_processes, marker distributed)",
     "demos.distributed.launch.run_ddp": "starts processes (test_distributed, marker distributed)",
     "demos.distributed.launch.run_processes": "starts processes (test_sharded, marker distributed)",
     "demos.distributed.sharded.run_fsdp_window": "starts processes (test_sharded)",

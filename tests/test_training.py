@@ -232,3 +232,18 @@ def test_per_micro_batch_batchnorm_of_32_trains_like_the_batch_and_of_2_does_not
     # for seeds 0-2); 2 samples: measured 16-27 points below.
     assert abs(accuracy[32] - accuracy[128]) < 2.0, accuracy
     assert accuracy[2] < accuracy[128] - 8, accuracy
+
+
+# Lesson 5's claim about many lengths: automatic dynamic shapes compile twice, dynamic=False
+# once per new size until torch._dynamo's recompile limit (8 in torch 2.13), then run eagerly.
+# About 10 s of compilations: slow, like the test above.
+@pytest.mark.slow
+def test_new_sizes_compile_two_graphs_by_default_and_one_each_up_to_the_limit_when_static():
+    model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    sizes = list(range(2, 14))  # 12 sizes, each new
+    limit = torch._dynamo.config.recompile_limit
+    assert len(sizes) > limit  # else the limit would not be reached
+    by_default = compile_from_scratch(model, _micro_batches(sizes))
+    assert by_default == [1] + [2] * (len(sizes) - 1)
+    static = compile_from_scratch(model, _micro_batches(sizes), dynamic=False)
+    assert static == list(range(1, limit + 1)) + [limit] * (len(sizes) - limit)

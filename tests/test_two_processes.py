@@ -53,3 +53,13 @@ def test_the_window_count_gathered_from_every_process_gives_the_token_mean(resul
         assert relative_error(truth, gradients) < 1e-12
     for gradients in result.token_gradients["this process"]:
         assert relative_error(truth, gradients) > 0.1  # rank 0's few tokens weigh far more
+
+
+def test_ddp_keeps_the_gradient_of_accumulation_but_not_its_running_statistics():
+    from gradacc_lessons.demos.distributed.ddp_buffers import ddp_buffers_vs_accumulation
+
+    result = ddp_buffers_vs_accumulation(world_size=2, steps=5, micro_batch_size=16)
+    assert result.parameters < 1e-6  # the same gradient: SGD's steps agree to float32 rounding
+    # DDP copies rank 0's buffers before each forward: the statistics follow rank 0 alone
+    assert result.running_mean > 0.1
+    assert result.running_var > 0.05

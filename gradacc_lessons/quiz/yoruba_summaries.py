@@ -32,7 +32,9 @@ Gbogbo àṣìṣe tí ẹ̀kọ́ yìí wọ̀n jẹ́ ipa tí a fi sí ibi tí
   ipa tí kò tọ̀nà: kò ṣe ìpalára lórí micro-batch tí a dà pọ̀ dáadáa, ṣùgbọ́n model mìíràn ló
   ń jáde lórí àwọn tí a kó jọ gẹ́gẹ́ bí gígùn wọn.
 - Loss tí ó tóbi ní ìlọ́po N jẹ́ ìlọ́po N ìmúdójúìwọ̀n fún SGD, kò sì fẹ́rẹ̀ yí nǹkan padà fún
-  Adam — títí clipping, weight decay tàbí loss kejì yóò fi mú kí ìwọ̀n gradient ṣe pàtàkì.
+  Adam — títí clipping, L2 penalty nínú loss (tàbí `weight_decay` Adam tí ó so mọ́ gradient)
+  tàbí loss kejì yóò fi mú kí ìwọ̀n gradient ṣe pàtàkì. Weight decay AdamW tí a yà sọ́tọ̀ kò
+  ka gradient rárá.
 - Pín fèrèsé tó kẹ́yìn sí ohun tí ó ní, kì í ṣe sí N tí a ṣètò.
 - Pe scheduler, clipping àti logging lẹ́ẹ̀kan fún ìmúdójúìwọ̀n optimizer kọ̀ọ̀kan.
 
@@ -45,8 +47,9 @@ Gbogbo àṣìṣe tí ẹ̀kọ́ yìí wọ̀n jẹ́ ipa tí a fi sí ibi tí
 - Ìyàtọ̀ gradient ń pọ̀ sí i bí micro-batch ṣe ń kéré sí i; BatchNorm1d ń jìyà ju
   BatchNorm2d lọ.
 - Tí a bá kọ́ model dé òpin, micro-batch 16 sí 32 fún BatchNorm kọ̀ọ̀kan ń ṣe dáadáa bíi
-  gbogbo batch; àpẹẹrẹ díẹ̀ kò ṣe bẹ́ẹ̀. Kíkó micro-batch N jọ ń ṣe ohun tí GPU N ń ṣe pẹ̀lú
-  BatchNorm lásán gẹ́lẹ́; àwọn ètò SyncBatchNorm nìkan ni kò ṣeé ṣe.
+  gbogbo batch; àpẹẹrẹ díẹ̀ kò ṣe bẹ́ẹ̀. Kíkó micro-batch N jọ ń ṣe gradient tí GPU N ń ṣe pẹ̀lú
+  BatchNorm lásán gẹ́lẹ́ (kì í ṣe running statistics wọn: DDP ń lo ti rank 0); àwọn ètò
+  SyncBatchNorm nìkan ni kò ṣeé ṣe.
 - Running statistics ń yí padà ní ìgbà N fún fèrèsé kọ̀ọ̀kan; momentum $1-(1-m)^{1/N}$ fẹ́rẹ̀
   tún un ṣe.
 - LayerNorm, GroupNorm àti BatchNorm ní ipò eval pé gẹ́lẹ́; pẹ̀lú iye kan ṣoṣo fún channel
@@ -57,12 +60,14 @@ Gbogbo àṣìṣe tí ẹ̀kọ́ yìí wọ̀n jẹ́ ipa tí a fi sí ibi tí
     4: _OPEN
     + """\
 - Activations nìkan ló ń tẹ̀lé ìwọ̀n micro-batch: bí N ṣe ń pọ̀ sí i, peak memory ń dínkù, ó
-  sì dúró lórí ìpìlẹ̀ — weights, gradient wọn àti ipò optimizer.
+  sì dúró díẹ̀ lókè ìpìlẹ̀ — weights, gradient wọn àti ipò optimizer, pẹ̀lú àwọn tensor ìgbà
+  díẹ̀ ti ìgbésẹ̀ optimizer.
 - Ìkójọpọ̀ ń dín memory kù, kì í ṣe àkókò: micro-batch kékeré ń ṣe iṣẹ́ díẹ̀ ní ìpè kọ̀ọ̀kan,
   nítorí náà ìmúdójúìwọ̀n kọ̀ọ̀kan ń pẹ́ sí i.
 - Láti ṣètò: yan N tí ó kéré jù tí peak rẹ̀ (ìpìlẹ̀ + micro-batch × activations fún àpẹẹrẹ
   kọ̀ọ̀kan) wọ inú memory tí ó wà.
-- Lórí GPU, wọ̀n peak gan-an pẹ̀lú `torch.cuda.max_memory_allocated`."""
+- Lórí GPU, `torch.cuda.max_memory_allocated` ń wọ̀n peak àwọn tensor; láti mọ̀ bóyá ètò kan wọ
+  inú káàdì, fi `torch.cuda.max_memory_reserved` wé `torch.cuda.mem_get_info()`."""
     + _CLOSE,
     5: _OPEN
     + """\

@@ -23,7 +23,8 @@ LESSON4 = (
         hint="Which parts of training memory do not depend on the samples one forward pass sees?",
         explanation=(
             "Only activations shrink with the micro-batch. Weights, their gradients and the "
-            "optimizer's state exist whatever the micro-batch, so the peak levels off at them."
+            "optimizer's state exist whatever the micro-batch, so the peak levels off just "
+            "above them: the floor plus the optimizer step's temporaries."
         ),
     ),
     Question(
@@ -88,7 +89,8 @@ LESSON4_YORUBA: dict[str, Wording] = {
         hint="Apá wo nínú memory training ni kò gbára lé àwọn àpẹẹrẹ tí forward pass kan rí?",
         explanation=(
             "Activations nìkan ló ń dínkù pẹ̀lú micro-batch. Weights, gradient wọn àti ipò "
-            "optimizer wà níbẹ̀ bí micro-batch ti wù kí ó rí, nítorí náà peak dúró lórí wọn."
+            "optimizer wà níbẹ̀ bí micro-batch ti wù kí ó rí, nítorí náà peak dúró díẹ̀ lókè "
+            "wọn: ìpìlẹ̀ náà pẹ̀lú àwọn tensor ìgbà díẹ̀ ti ìgbésẹ̀ optimizer."
         ),
     ),
     "l4_time": Wording(
