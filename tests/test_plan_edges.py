@@ -135,38 +135,40 @@ def test_cards_hold_what_cuda_reports_not_their_marketing_gigabytes():
     assert all(size <= 24 for name, size in GPUS.items() if "4090" in name or "3090" in name)
 
 
-def test_a_plan_keeps_its_reserve_free_and_says_so():
+def test_a_plan_keeps_its_reserve_free_and_says_so(tmp_path):
     from gradacc_lessons.planning import plan
 
-    kept = plan("gpt2", 64, "rtx-4090", sequence_length=256, alternatives=False)
+    path = write_config(tmp_path)
+    kept = plan(path, 64, "rtx-4090", sequence_length=64, alternatives=False)
     assert kept.reserve_bytes == DEFAULT_RESERVE_GIB * GiB
     assert kept.usable_bytes == kept.budget_bytes - kept.reserve_bytes
     assert kept.peak_bytes <= kept.usable_bytes
     assert "less a reserve of 1.000 GiB" in repr(kept)
-    none_kept = plan("gpt2", 64, "rtx-4090", sequence_length=256, alternatives=False, reserve=0)
+    none_kept = plan(path, 64, "rtx-4090", sequence_length=64, alternatives=False, reserve=0)
     assert none_kept.usable_bytes == none_kept.budget_bytes
     assert none_kept.micro_batch_size >= kept.micro_batch_size
     with pytest.raises(ValueError, match="reserve"):
-        plan("gpt2", 64, 2, sequence_length=256, reserve=2)
+        plan(path, 64, 2, sequence_length=64, reserve=2)
 
 
 def test_the_exit_status_says_whether_it_fits_and_json_reads_back(tmp_path, capsys):
     path = write_config(tmp_path)
-    common = [path, "--effective-batch", "64", "--sequence-length", "64", "--json"]
+    common = [path, "--effective-batch", "8", "--sequence-length", "16", "--json"]
     assert main([*common, "--budget", "1"]) == 0
     fits = json.loads(capsys.readouterr().out)
-    assert fits["fits"] and fits["micro_batch_size"] * fits["accumulation_steps"] >= 64
+    assert fits["fits"] and fits["micro_batch_size"] * fits["accumulation_steps"] >= 8
     assert (
         fits["peak_bytes"] <= fits["usable_bytes"] == fits["budget_bytes"] - fits["reserve_bytes"]
     )
     # above the floor, but not even a micro-batch of one sequence fits: exit 1
     floor = fits["floor_bytes"]
     tight = (floor + 1024) / GiB
+    common += ["--checkpointing", "--fused"]  # fewer alternatives to search: faster
     assert main([*common, "--budget", str(tight), "--margin", "0"]) == 1
     assert json.loads(capsys.readouterr().out)["fits"] is False
     # below the floor: refused, exit 2, with the alternatives in the command's own flags
-    assert main([path, "--effective-batch", "64", "--sequence-length", "64",
-                 "--budget", str(0.9 * floor / GiB)]) == 2  # fmt: skip
+    assert main([path, "--effective-batch", "8", "--sequence-length", "16", "--checkpointing",
+                 "--fused", "--budget", str(0.9 * floor / GiB)]) == 2  # fmt: skip
     error = capsys.readouterr().err
     assert "below the floor" in error and "--precision bf16-true" in error
     assert "lora_rank=" not in error and "precision=" not in error
@@ -237,9 +239,9 @@ def test_the_alternatives_search_combinations_best_first(tmp_path):
     from gradacc_lessons.planning import plan
 
     path = write_config(tmp_path)
-    floor = plan(path, 8, 1, sequence_length=128, allocator="cpu").floor_bytes
+    floor = plan(path, 4, 1, sequence_length=64, allocator="cpu").floor_bytes
     # above the floor, below a micro-batch of one sequence: nothing fits, alternatives are found
-    result = plan(path, 8, (floor + 2**12) / GiB, sequence_length=128, allocator="cpu")
+    result = plan(path, 4, (floor + 2**12) / GiB, sequence_length=64, allocator="cpu")
     found = result.alternatives
     assert not result.fits and found
     fitting = [a for a in found if a.micro_batch_size]

@@ -211,7 +211,10 @@ def test_older_certificates_still_verify_marked_as_such(place, certify):
 
 def test_publish_runs_on_a_fresh_clone(tmp_path, place):
     clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    if (ROOT / ".git").exists():
+        subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    else:  # a copy of quizzes/ alone (tests/test_quizzes_alone.py) holds what a clone would
+        shutil.copytree(ROOT, clone, ignore=shutil.ignore_patterns(".venv", "__pycache__"))
     course = place["course"]
     key = place["root"] / "keys/issuer.key"
     command = [sys.executable, "-m", "gradacc_grader.certify", "publish", "--course", str(course),
