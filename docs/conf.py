@@ -6,7 +6,6 @@ math is typeset by a MathJax copy served with the site, and nothing loads from a
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -81,22 +80,6 @@ html_theme_options = {
         "notebook_interface": "jupyterlab",
     },
 }
-
-
-# The certificate check page: static files of its own, copied as they are to <site>/verify/.
-VERIFY_PAGE = ROOT / "quizzes" / "verify"
-if (VERIFY_PAGE / "index.html").exists():
-    tags.add("verify")  # noqa: F821 (Sphinx gives conf.py its tags); instructors.md links to it
-
-
-def _copy_verify_page(app, error):
-    """Publish the certificate check page, where it exists, as <site>/verify/, with the
-    registry.js that lets it check certificates when opened from disk (file://)."""
-    if error is None and (VERIFY_PAGE / "index.html").exists():
-        from gradacc_grader.certificates.offline import write_offline_copy
-
-        shutil.copytree(VERIFY_PAGE, Path(app.outdir) / "verify", dirs_exist_ok=True)
-        write_offline_copy(Path(app.outdir) / "verify")
 
 
 def _note_untranslated(app, pagename, templatename, context, doctree):
@@ -198,5 +181,4 @@ def setup(app):
     # after the theme makes its buttons (sphinx-book-theme's handlers run at priority 501)
     app.connect("html-page-context", _launch_the_editions_notebook, priority=600)
     app.add_post_transform(TranslateFoldButtons)
-    app.connect("build-finished", _copy_verify_page)
     app.connect("html-page-context", _note_untranslated)

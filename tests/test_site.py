@@ -35,14 +35,12 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts" / "site"
 LESSONS = {f"notebooks/{path.stem}.html": path for path in lesson_paths()}
 GUIDES = [f"quizzes/{path.stem}.html" for path in sorted(ROOT.glob("quizzes/*.md"))]
-VERIFY = ["verify/index.html"] if (ROOT / "quizzes" / "verify" / "index.html").exists() else []
 # docs/'s own pages: the front page, the instructors', contributors' and sources pages
 DOCS_PAGES = [f"{path.stem}.html" for path in sorted((ROOT / "docs").glob("*.md"))]
 PAGES = [
     *DOCS_PAGES,
     *LESSONS,
     *GUIDES,
-    *VERIFY,
     "search.html",
     "genindex.html",
 ]

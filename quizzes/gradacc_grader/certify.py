@@ -5,19 +5,16 @@
         --issuer "Ada's School" --verify-url https://ada.example/gradacc/verify/ \\
         --assignment-title gradacc_faq "the final exam: the FAQ, in code and words"
     gradacc-certify issue gradacc_faq --course quizzes/course --key keys/issuer.key --out certs
-    gradacc-certify verify certs/ada/gradacc-certificate-7K3M-Q9XT-2HPW.json \\
-        --public-key keys/issuer.pub --registry quizzes/course/certificates.sqlite
-    gradacc-certify verify --id 7K3M-Q9XT-2HPW --public-key keys/issuer.pub --registry registry.json
+    gradacc-certify publish --course quizzes/course --key keys/issuer.key --out www/verify
+    gradacc-certify verify certs/ada/gradacc-credential-7K3M-Q9XT-2HPW.jwt
     gradacc-certify revoke 7K3M-Q9XT-2HPW --registry quizzes/course/certificates.sqlite \\
         --key keys/issuer.key --reason "plagiarism"
-    gradacc-certify export --registry quizzes/course/certificates.sqlite --key keys/issuer.key \\
-        --out registry.json
-    gradacc-certify audit --public-key keys/issuer.pub saved/registry-*.json
+    gradacc-certify verify old/gradacc-certificate-7K3M-Q9XT-2HPW.json --public-key keys/issuer.pub
 
 Signatures are Ed25519 (the ``cryptography`` package). The instructor's guide is
 quizzes/CERTIFICATES.md. Exit status: 0 done (or valid), 1 refused (or invalid), 2 bad usage.
 
-Past 400 lines on purpose: this is the command line alone (argparse for seven commands and one
+Past 400 lines on purpose: this is the command line alone (argparse for six commands and one
 short handler each, which turn arguments into calls and errors into one-line messages); the
 work itself is in `gradacc_grader.certificates`, one module per idea.
 """
@@ -35,25 +32,8 @@ from gradacc_grader.certificates import badge, checking, publishing, status_list
 from gradacc_grader.certificates.ids import normalize_id
 from gradacc_grader.certificates.issuing import PASS_MARK, issue_certificates
 from gradacc_grader.certificates.printable import default_fonts
-from gradacc_grader.certificates.published import (
-    VALID_DAYS,
-    RegistryRefused,
-    check_history,
-    describe,
-)
 from gradacc_grader.certificates.records import FORMAT, TITLES, revocation_record
-from gradacc_grader.certificates.registry import (
-    MAX_PUBLISHED_BYTES,
-    Registry,
-    export_registry,
-    read_registry,
-)
-from gradacc_grader.certificates.seen import (
-    check_not_older,
-    default_state_path,
-    load_seen,
-    remember,
-)
+from gradacc_grader.certificates.registry import Registry
 from gradacc_grader.certificates.settings import LANGUAGES, read_settings, write_settings
 from gradacc_grader.certificates.signing import (
     fingerprint,
@@ -63,8 +43,7 @@ from gradacc_grader.certificates.signing import (
     public_key_text,
     sign_record,
 )
-from gradacc_grader.certificates.untrusted import parse_json_object, read_small_file
-from gradacc_grader.certificates.verification import Invalid, verify_file, verify_id
+from gradacc_grader.certificates.verification import Invalid, verify_file
 
 REGISTRY_FILE = "certificates.sqlite"
 
@@ -78,9 +57,17 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The exit status: 0 done (or valid), 1 refused (or not valid); bad usage exits with 2.
 
-    >>> main(["verify", "--id", "7K3M-Q9XT-2HPW", "--public-key", "no-such-key.pub"])
+    >>> main(["verify", "no-such-certificate.json", "--public-key", "no-such-key.pub"])
     1
     """
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] in (["export"], ["audit"]):  # the older format's registry.json named everyone
+        print(
+            f"gradacc-certify: {argv[0]} is gone: it published a registry naming every learner; "
+            "gradacc-certify publish writes the verification folder, which names no one",
+            file=sys.stderr,
+        )
+        return 1
     args = _parser().parse_args(argv)
     try:
         return args.run(args)
@@ -123,19 +110,10 @@ def _parser() -> argparse.ArgumentParser:
     revoke.add_argument("id", help="the certificate ID")
     revoke.add_argument("--registry", type=Path, required=True, help="the registry (SQLite)")
     revoke.add_argument("--key", type=Path, required=True, help="the issuer's private key")
-    revoke.add_argument("--reason", required=True, help="why, in a few words (published)")
-    revoke.set_defaults(run=_revoke)
-    export = commands.add_parser("export", help="sign the registry as JSON, for publishing")
-    export.add_argument("--registry", type=Path, required=True, help="the registry (SQLite)")
-    export.add_argument("--key", type=Path, required=True, help="the issuer's private key")
-    export.add_argument("--out", type=Path, required=True, help="the JSON file to write")
-    export.add_argument(
-        "--valid-days",
-        type=_valid_days,
-        default=VALID_DAYS,
-        help=f"days until the next export is due; verifiers refuse it after (default {VALID_DAYS})",
+    revoke.add_argument(
+        "--reason", required=True, help="why, in a few words (kept in the registry only)"
     )
-    export.set_defaults(run=_export)
+    revoke.set_defaults(run=_revoke)
     publish = commands.add_parser(
         "publish", help="write the whole verification folder: page, key, status lists"
     )
@@ -152,11 +130,6 @@ def _parser() -> argparse.ArgumentParser:
         help=f"days the status lists stay current (default {status_lists.VALID_DAYS})",
     )
     publish.set_defaults(run=_publish)
-    audit = commands.add_parser("audit", help="check saved registries form one unbroken history")
-    audit.add_argument("published", nargs="*", type=Path, help="saved copies of registry.json")
-    audit.add_argument("--registry", type=Path, help="the SQLite registry: all it published")
-    audit.add_argument("--public-key", type=Path, required=True, help="the issuer's key")
-    audit.set_defaults(run=_audit)
     return parser
 
 
@@ -220,15 +193,14 @@ def _add_settings(commands) -> None:
 
 
 def _add_verify(commands) -> None:
-    verify = commands.add_parser("verify", help="check a certificate file or an ID")
-    verify.add_argument("certificate", nargs="?", type=Path, help="the certificate's JSON file")
-    verify.add_argument("--id", help="check this ID in the registry instead of a file")
+    verify = commands.add_parser("verify", help="check a credential (or an older certificate)")
+    verify.add_argument(
+        "certificate", type=Path, help="the credential (.jwt, .png) or an older-format .json"
+    )
     verify.add_argument(
         "--public-key", type=Path, help="the issuer's key (older-format certificates)"
     )
-    verify.add_argument(
-        "--registry", type=Path, help="older format: the registry, SQLite or its JSON export"
-    )
+    verify.add_argument("--registry", type=Path, help=argparse.SUPPRESS)  # refused: see _verify
     verify.add_argument(
         "--published",
         help="a copy of the issuer's published folder (a folder or an address); default: the "
@@ -244,7 +216,8 @@ def _add_verify(commands) -> None:
     verify.add_argument(
         "--state",
         type=Path,
-        help=f"where to remember the newest registry seen (default {default_state_path()})",
+        help="where to remember the newest status lists seen "
+        f"(default {status_lists.default_state_path()})",
     )
     verify.set_defaults(run=_verify)
 
@@ -338,47 +311,32 @@ def _issue(args) -> int:
 
 
 def _verify(args) -> int:
-    if (args.certificate is None) == (args.id is None):
-        raise ValueError("give a certificate file or --id ID (one of them)")
-    if args.certificate is not None and args.certificate.suffix.lower() in (".jwt", ".png"):
+    if args.registry is not None:
+        raise Invalid(
+            f"--registry {args.registry}: a certificate's status is decided by the issuer's "
+            "signed status list alone (give --status-list FILE or --published)"
+        )
+    if args.certificate.suffix.lower() in (".jwt", ".png"):
         return _verify_credential(args)
     if args.public_key is None:
-        raise ValueError("an older-format certificate (.json) or --id needs --public-key")
+        raise ValueError("an older-format certificate (.json) needs --public-key")
     public_key = load_public_key(args.public_key)
-    now = datetime.now(UTC)
-    published = _checked_registry(args, public_key, now) if args.registry else None
-    if args.id is not None:
-        if published is None:
-            raise ValueError("--id needs --registry: an ID alone is checked in the registry")
-        record = verify_id(args.id, public_key, published)
-    else:
-        record = verify_file(args.certificate, public_key, published)
-    print(f"VALID: certificate {record['id']}")
+    record = verify_file(args.certificate, public_key)
+    print(f"SIGNATURE VALID: certificate {record['id']}")
     for label, value in _facts(record):
         print(f"  {label:<15} {value}")
     print(f"  format          the older {FORMAT} (not an Open Badge): the issuer may re-issue it")
     print(f"  issuer key      {fingerprint(public_key)}")
-    if published is None:
-        print(
-            "NOT CONFIRMED: signature valid, status unknown: no registry was given, so a "
-            "revocation would not show (give the issuer's --registry)"
-        )
-        return 1
-    elif "sequence" not in published:
-        print("  registry        listed, not revoked (the issuer's own SQLite registry)")
-    else:
-        print("  registry        listed, not revoked")
-        print(f"  registry date   {describe(published, now)}")
-    return 0
+    print(
+        "NOT CONFIRMED: signature valid, status unknown: the older format has no signed status "
+        "list, so a revocation would not show; ask the learner for their Open Badges credential "
+        "(.jwt or .png), which the issuer gives on issuing again"
+    )
+    return 1
 
 
 def _verify_credential(args) -> int:
     """An Open Badges credential (.jwt, or a baked .png), against its issuer's place."""
-    if args.registry is not None:
-        raise Invalid(
-            f"--registry {args.registry}: an Open Badges credential's status is decided by the "
-            "issuer's signed status list alone (give --status-list FILE or --published)"
-        )
     now = datetime.now(UTC)
     token = checking.read_credential(args.certificate)
     state = args.state or status_lists.default_state_path()
@@ -439,20 +397,6 @@ def _publish(args) -> int:
     return 0
 
 
-def _checked_registry(args, public_key, now: datetime) -> dict:
-    """The registry of --registry; a published copy must be signed, current and not replayed."""
-    try:
-        published = read_registry(args.registry, public_key, now=now)
-        if "sequence" in published:
-            state = args.state or default_state_path()
-            seen = load_seen(state)
-            check_not_older(seen, published)
-            _remember(state, seen, published)
-    except RegistryRefused as error:
-        raise Invalid(f"the registry {args.registry} is refused: {error}") from None
-    return published
-
-
 def _facts(record: dict) -> list[tuple[str, str]]:
     labels = {"course_title": "course title", "issuer": "issuer", "assignment_title": "passed"}
     titles = [(labels[field], record[field]) for field in TITLES if field in record]
@@ -465,17 +409,6 @@ def _facts(record: dict) -> list[tuple[str, str]]:
         ("date", record["date"]),
         ("course version", record["course_version"]),
     ]
-
-
-def _remember(state: Path, seen: dict, published: dict) -> None:
-    try:
-        remember(state, seen, published)
-    except OSError as error:  # a read-only home: the check stands, the memory is lost
-        print(
-            f"gradacc-certify: warning: cannot remember this registry in {state} "
-            f"({error.strerror or error}): give --state FILE where you can write",
-            file=sys.stderr,
-        )
 
 
 def _revoke(args) -> int:
@@ -506,42 +439,13 @@ def _revoke(args) -> int:
             registry.revoke(certificate_id, sign_record(record, key))
     print(
         f"revoked {certificate_id} (the reason stays in {args.registry}); publish again: "
-        "gradacc-certify publish (and export, for older-format certificates)"
+        "gradacc-certify publish"
     )
-    return 0
-
-
-def _export(args) -> int:
-    key = _private_key(args.key)
-    now = datetime.now(UTC)
-    published = export_registry(args.registry, args.out, key, now=now, valid_days=args.valid_days)
-    counts = len(published["certificates"]), len(published["revocations"])
-    print(f"{args.out}: {counts[0]} certificate(s), {counts[1]} revoked; signed registry")
-    print(f"  {describe(published, now)}: export and publish again before then")
-    return 0
-
-
-def _audit(args) -> int:
-    public_key = load_public_key(args.public_key)
-    documents = []
-    if args.registry:
-        with Registry(args.registry) as registry:
-            documents += registry.publications()
-    for path in args.published:
-        data = read_small_file(path, MAX_PUBLISHED_BYTES, "a certificate registry")
-        documents.append(parse_json_object(data.decode("utf-8-sig", "replace"), f"{path}"))
-    if not documents:
-        raise ValueError("nothing to audit: give saved registry.json files, or --registry")
-    try:
-        bodies = check_history(documents, public_key)
-    except RegistryRefused as error:
-        raise Invalid(f"the registries do not form one history: {error}") from None
-    numbers = [body["sequence"] for body in bodies]
-    print(
-        f"CONSISTENT: {len(numbers)} registries, numbers {numbers[0]} to {numbers[-1]}: each "
-        "signed, chained to the earlier ones, and keeping every certificate and revocation "
-        "they published"
-    )
+    if not credential:
+        print(
+            f"  {certificate_id} is of the older format: no verifier sees its status (they say "
+            "unknown); it will not be issued again as an Open Badge"
+        )
     return 0
 
 

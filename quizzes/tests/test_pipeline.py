@@ -8,6 +8,7 @@ grade cell, and the feedback must teach without showing anything of the instruct
 
 from __future__ import annotations
 
+import base64
 import csv
 import html
 import json
@@ -203,7 +204,7 @@ def test_the_final_gives_a_certificate_to_the_honest_student_only(
     graded, tmp_path, capsys, monkeypatch
 ):
     """The class's final, graded above, hand-graded, then issued and verified."""
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the registries verify saw
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # the lists verify saw
     final = "gradacc_faq"
     course = Path(shutil.copytree(graded["course"], tmp_path / "course"))  # others read it
     settings = ["settings", "--course", str(course), "--course-title", "Gradient accumulation",
@@ -221,11 +222,20 @@ def test_the_final_gives_a_certificate_to_the_honest_student_only(
     assert "sample-honest" in _grade_by_hand(course, final, {"sample-honest"})
     assert certify(issue) == 0, capsys.readouterr()
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["sample-honest"]
-    (path,) = (tmp_path / "out/sample-honest").glob("*.json")
+    (path,) = (tmp_path / "out/sample-honest").glob("gradacc-credential-*.jwt")
+    www = tmp_path / "www"  # the verification folder, as the issuer publishes it
+    publish = ["publish", "--course", str(course), "--key", str(tmp_path / "keys/issuer.key"),
+               "--out", str(www)]  # fmt: skip
+    assert certify(publish) == 0
     capsys.readouterr()
-    verify = ["verify", str(path), "--public-key", str(tmp_path / "keys/issuer.pub"),
-              "--registry", str(course / "certificates.sqlite")]  # fmt: skip
-    assert certify(verify) == 0
-    assert f"assignment      {final}" in capsys.readouterr().out
-    facts = json.loads(path.read_text("utf-8"))["certificate"]
+    assert certify(["verify", str(path), "--published", str(www)]) == 0
+    assert "achievement     the final exam" in capsys.readouterr().out
+    part = path.read_text("ascii").strip().split(".")[1]  # the payload, decoded by hand
+    subject = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))[
+        "credentialSubject"
+    ]
+    facts = {
+        "score": float(subject["result"][0]["value"]),
+        "max_score": float(subject["achievement"]["resultDescription"][0]["valueMax"]),
+    }
     assert facts["score"] == facts["max_score"] > 0  # every point, the hand-graded ones too

@@ -1,10 +1,11 @@
 """Certificates with a verifiable ID (the command is ``gradacc-certify``, in ``certify``).
 
-Read in this order: ``ids`` (the ID and its check character), ``signing`` (Ed25519 keys and
-signed records), ``records`` (what a certificate states, its file), ``published`` (the signed,
-numbered, dated and chained registry.json), ``registry`` (SQLite, and its export), ``seen``
-(the newest registry a verifier has checked), ``verification`` (the checks a verifier makes),
-``issuing`` (from the nbgrader gradebook), ``printable`` (the PDF with its QR code), ``offline``
-(the page's registry.js, for reading it from disk); ``untrusted`` reads files anyone may have
-made. The browser's copy of the checks is ``quizzes/verify/verify.js``.
+Read in this order: ``ids`` (the ID and its check character), ``signing`` (Ed25519 keys),
+``names`` (which names are signed), ``badge`` (the Open Badges 3.0 credential), ``vcjwt`` (its
+signature), ``status_lists`` (revocation, naming no one), ``registry`` (the issuer's own SQLite
+file, never published), ``issuing`` (from the nbgrader gradebook), ``printable`` (the PDF with
+its QR code), ``baking`` (the badge image), ``publishing`` (the verification folder) and
+``checking`` (what a verifier checks); ``untrusted`` reads files anyone may have made.
+``records`` and ``verification`` are the older format (a signed JSON record), which still
+verifies, its status unknown. The browser's copy of the checks is ``page/verify.js``.
 """

@@ -2,8 +2,10 @@
 
 A student gets a certificate for an assignment when their total (autograded and hand-graded
 points) is at least ``pass_mark`` times the maximum. Nothing is issued while any submission of
-the assignment still waits for hand grading: its total is not final yet. Each certificate goes
-into the registry once; issuing again writes the same files again, with the same ID.
+the assignment still waits for hand grading: its total is not final yet. Each certificate is an
+Open Badges credential, kept in the issuer's registry once; issuing again writes the same files
+again, with the same ID. A certificate of the older format (a signed JSON record) is migrated:
+its learner gets a credential under the same ID, and no older-format record is made any more.
 """
 
 from __future__ import annotations
@@ -19,15 +21,10 @@ from pathlib import Path
 from gradacc_grader.certificates import badge, baking, names, status_lists, vcjwt
 from gradacc_grader.certificates.ids import new_id
 from gradacc_grader.certificates.printable import problem_with, write_printable
-from gradacc_grader.certificates.records import (
-    certificate_file,
-    certificate_record,
-    normalize_name,
-    write_certificate,
-)
+from gradacc_grader.certificates.records import certificate_file, check_name, normalize_name
 from gradacc_grader.certificates.registry import Registry
 from gradacc_grader.certificates.settings import CertificateSettings
-from gradacc_grader.certificates.signing import fingerprint, public_key_text, sign_record
+from gradacc_grader.certificates.signing import fingerprint, public_key_text
 from gradacc_grader.certificates.untrusted import parse_json_object
 
 PASS_MARK = 0.7
@@ -155,8 +152,9 @@ def issue_certificates(
 ) -> list[Issued]:
     """Issue a certificate to each student of ``assignment`` who passed, into ``out``.
 
-    Writes ``out/<student>/gradacc-certificate-<ID>.json`` (the signed record) and ``.pdf``
-    (the printable page) for each, and records each ID in the registry.
+    Writes ``out/<student>/gradacc-credential-<ID>.jwt`` (the Open Badges credential),
+    ``gradacc-badge-<ID>.png`` (it, baked) and ``gradacc-certificate-<ID>.pdf`` (the printable
+    page) for each, and records each credential in the registry.
 
     Args:
         course: the nbgrader course folder (holds ``gradebook.db``).
@@ -220,11 +218,11 @@ def issue_certificates(
             if refusal:
                 issued.append(Issued(result, None, refusal))
                 continue
-            item = _issue_one(registry, result, key, pass_mark, facts)
+            item = _issue_one(registry, result, pass_mark, facts)
             issued.append(_with_credential(registry, item, facts, badge_facts))
     # the registry is saved first: if writing a file fails, issuing again writes it again
     for item in issued:
-        if item.document:
+        if item.credential:
             folder = out / _folder_name(item.result.student)
             try:
                 _write_files(item, folder, settings, fonts, key.public_key())
@@ -241,13 +239,15 @@ def _check_out(out: Path) -> None:
         raise ValueError(f"--out {out}: {existing} is a file, not a folder")
 
 
-def _issue_one(registry: Registry, result: Result, key, pass_mark: float, facts: dict) -> Issued:
-    """Decide for one student, and sign and register their certificate when it is new.
+def _issue_one(registry: Registry, result: Result, pass_mark: float, facts: dict) -> Issued:
+    """Decide for one student: a certificate held in the older format is migrated (its
+    document goes on to ``_with_credential``), a new one is left to ``_with_credential``.
 
     A student whose certificate cannot be made (a name it cannot state) is refused alone,
     with the reason; the rest of the class is issued.
     """
-    held = registry.find(facts["course"], facts["assignment"], result.student)
+    held = registry.find(facts["course"], facts["assignment"], result.student)  # older format
+    current = registry.current_credential(facts["course"], facts["assignment"], result.student)
     revocation = registry.revocation(held["id"]) if held else None
     if revocation:
         facts_of = parse_json_object(revocation["signed"], "the revocation")
@@ -261,28 +261,27 @@ def _issue_one(registry: Registry, result: Result, key, pass_mark: float, facts:
             "no files written",
             held=held["id"],
         )
+    if current and current["revoked_on"]:
+        return Issued(
+            result,
+            None,
+            f"revoked on {current['revoked_on']} ({current['reason']}): not issued again, "
+            "no files written",
+            held=current["id"],
+        )
     if not result.passed(pass_mark):
-        if held:
+        holds = (current or held or {}).get("id")
+        if holds:
             note = "revoke it if it must not stand"
-            return Issued(
-                result, None, f"below the pass mark; holds {held['id']}: {note}", held["id"]
-            )
+            return Issued(result, None, f"below the pass mark; holds {holds}: {note}", holds)
         return Issued(result, None, "below the pass mark")
     if held:
         return Issued(result, certificate_file(held), "already issued: files written again")
     try:
-        record = certificate_record(
-            _free_id(registry),
-            name=result.name,
-            score=result.score,
-            max_score=result.max_score,
-            **facts,
-        )
+        check_name(result.name)
     except ValueError as error:
         return Issued(result, None, f"refused: {error}")
-    entry = sign_record(record, key)
-    registry.add(record["id"], facts["course"], facts["assignment"], result.student, entry)
-    return Issued(result, certificate_file(entry), "issued")
+    return Issued(result, None, "issued")  # the Open Badges credential alone (_with_credential)
 
 
 def _chosen(results: list[Result], assignment: str, student: str | None) -> list[Result]:
@@ -311,25 +310,11 @@ def _folder_name(student: str) -> str:
 
 
 def _write_files(item: Issued, folder: Path, settings, fonts: dict, public_key) -> None:
-    """The learner's files: the credential (.jwt), the baked badge (.png), the printable page
-    (.pdf), and the older format's signed JSON while the learner's ID has one."""
+    """The learner's files: the credential (.jwt), the baked badge (.png) and the printable
+    page (.pdf); no older-format JSON, whose registry no longer publishes anything."""
     folder.mkdir(parents=True, exist_ok=True)
-    document = item.document
-    if item.credential is None:  # an older certificate written again as it was
-        stem = f"gradacc-certificate-{document['certificate']['id']}"
-        write_certificate(document, folder / f"{stem}.json")
-        write_printable(
-            document["certificate"],
-            settings.verify_url,
-            folder / f"{stem}.pdf",
-            fonts,
-            settings.language,
-        )
-        return
     facts, token = item.credential["facts"], item.credential["token"]
     stem = f"gradacc-certificate-{facts['id']}"
-    if document and document["certificate"]["id"] == facts["id"]:
-        write_certificate(document, folder / f"{stem}.json")
     (folder / f"gradacc-credential-{facts['id']}.jwt").write_text(token + "\n", "ascii")
     image = baking.badge_image(badge.credential_id(settings.verify_url, facts["id"]))
     (folder / f"gradacc-badge-{facts['id']}.png").write_bytes(baking.bake(image, token))
@@ -370,23 +355,19 @@ def _with_credential(registry: Registry, item: Issued, facts: dict, badge_facts:
     name is unchanged; a new one, superseding it, when the gradebook's name changed."""
     result = item.result
     if not (item.document or item.outcome == "issued"):
-        return item  # refused, below the pass mark, or revoked in the older format
+        return item  # refused, below the pass mark, or revoked
     current = registry.current_credential(facts["course"], facts["assignment"], result.student)
-    if current and current["revoked_on"]:
-        return Issued(
-            result,
-            None,
-            f"revoked on {current['revoked_on']}: not issued again, no files written",
-            held=current["id"],
-        )
     if current and current["name"] == result.name:
         credential = {"facts": current["facts"], "token": current["token"]}
-        return dataclasses.replace(item, credential=credential)
+        outcome = "already issued: files written again"
+        return dataclasses.replace(item, credential=credential, outcome=outcome)
     older_id = item.document["certificate"]["id"] if item.document else None
     same_name = item.document and item.document["certificate"]["name"] == result.name
     certificate_id = older_id if older_id and same_name and not current else _free_id(registry)
     credential = _sign_credential(registry, result, facts, badge_facts, certificate_id)
     outcome = item.outcome
+    if older_id and certificate_id == older_id:
+        outcome = "issued as an Open Badge under its older-format ID (send it to the learner)"
     if older_id and certificate_id != older_id and not current:
         outcome = (
             f"issued (the name changed from {item.document['certificate']['name']!r}; the "

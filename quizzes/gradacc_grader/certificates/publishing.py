@@ -2,7 +2,8 @@
 
 Served at the settings' ``verify_url`` (the issuer's https address), the folder holds:
 
-- the page (``index.html``, ``verify.js``, ``verify.css``, shipped in ``page/``);
+- the page (``index.html``, ``verify.js``, ``verify.css``, shipped in ``page/``) and its font,
+  Noto Sans (``fonts/``, the files the PDFs print with);
 - ``issuer.json``: the issuer's OB 3.0 ``Profile``, whose address is the issuer's id;
 - ``jwks.json``: the issuer's public key as a JSON Web Key Set, by ``kid``;
 - ``status/revocation.jwt`` and ``status/superseded.jwt``: the two Bitstring Status List
@@ -26,6 +27,7 @@ from gradacc_grader.certificates.registry import Registry
 from gradacc_grader.certificates.signing import fingerprint, public_key_text
 
 PAGE = Path(__file__).parent / "page"
+FONTS = Path(__file__).parent / "fonts"
 OFFLINE = "published.js"
 
 
@@ -69,6 +71,8 @@ def publish(
     for page_file in sorted(PAGE.iterdir()):
         if page_file.is_file():
             shutil.copy(page_file, out / page_file.name)
+    # the page's font: the files the PDFs print with, so that names draw the same
+    shutil.copytree(FONTS, out / "fonts", dirs_exist_ok=True)
     for name, text in texts.items():
         _write_atomically(out / name, text)
     offline = {"issuer": badge.issuer_id(verify_url), "fingerprint": fingerprint(public), **texts}

@@ -1,29 +1,18 @@
-"""The registry of issued certificates: a SQLite file the issuer keeps, a JSON file it publishes.
+"""The registry of issued certificates: a SQLite file the issuer keeps, and never publishes.
 
-The SQLite file holds, per certificate, who it was issued to (course, assignment, nbgrader
-student id: one certificate each) and its signed record; the signed revocations; and every
-registry ever published from it. Its export, ``registry.json``, holds only what verifiers need:
-the issuer's public key and the signed records by ID (no student ids), signed as one document
-with a sequence number, dates and the hashes of the registries before it (``published``).
+The SQLite file holds, per credential, who it was issued to (course, assignment, nbgrader
+student id: one each), its signed VC-JWT, its bit in the status lists and the reason of a
+revocation. Older-format certificates (a signed JSON record each, before the Open Badges
+credentials) stay in their own tables, read when their learners are issued again. What is
+published is written by ``publishing`` from the status bits alone: it names no one.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime
 from pathlib import Path
 
-from gradacc_grader.certificates.published import (
-    FORMAT,
-    VALID_DAYS,
-    check_published,
-    next_registry,
-)
-from gradacc_grader.certificates.signing import public_key_text
-from gradacc_grader.certificates.untrusted import parse_json_object, read_small_file
-
-MAX_PUBLISHED_BYTES = 500_000_000
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS issuer (public_key TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS certificates (
@@ -40,14 +29,7 @@ CREATE TABLE IF NOT EXISTS revocations (
     signed TEXT NOT NULL,
     signature TEXT NOT NULL
 );
-CREATE TABLE IF NOT EXISTS publications (
-    sequence INTEGER PRIMARY KEY,
-    signed TEXT NOT NULL,
-    signature TEXT NOT NULL
-);
 """
-# A registry made before registries were published signed has no publications table yet.
-_PUBLICATIONS = _SCHEMA[_SCHEMA.index("CREATE TABLE IF NOT EXISTS publications") :]
 # Open Badges credentials (badge.py), since 2026-12: the signed VC-JWT, its bit in the status
 # lists, and what only the instructor keeps (the student, why it was revoked or superseded).
 _CREDENTIALS = """
@@ -76,7 +58,7 @@ class Registry:
     ...     registry.claim_issuer("KEY")
     ...     registry.add("ABCD", "gradacc", "final", "ada", {"signed": "{}", "signature": "s"})
     >>> with Registry(path) as registry:
-    ...     registry.find("gradacc", "final", "ada")["id"], registry.contents()["public_key"]
+    ...     registry.find("gradacc", "final", "ada")["id"], registry.issuer()
     ('ABCD', 'KEY')
     """
 
@@ -235,107 +217,3 @@ class Registry:
             "INSERT INTO revocations VALUES (?, ?, ?)",
             (certificate_id, entry["signed"], entry["signature"]),
         )
-
-    def contents(self) -> dict:
-        """What ``registry.json`` publishes: the issuer's key and every signed record by ID."""
-
-        def by_id(table: str) -> dict:
-            rows = self.connection.execute(f"SELECT id, signed, signature FROM {table} ORDER BY id")
-            return {row[0]: {"signed": row[1], "signature": row[2]} for row in rows}
-
-        return {
-            "public_key": self.issuer(),
-            "certificates": by_id("certificates"),
-            "revocations": by_id("revocations"),
-        }
-
-    def last_publication(self) -> dict | None:
-        """The registry published last (``{"signed", "signature"}``), None before the first."""
-        self.connection.executescript(_PUBLICATIONS)
-        row = self.connection.execute(
-            "SELECT signed, signature FROM publications ORDER BY sequence DESC LIMIT 1"
-        ).fetchone()
-        return None if row is None else {"signed": row[0], "signature": row[1]}
-
-    def publications(self) -> list[dict]:
-        """Every registry published from this file (``{"format", "signed", "signature"}``)."""
-        self.connection.executescript(_PUBLICATIONS)
-        rows = self.connection.execute(
-            "SELECT signed, signature FROM publications ORDER BY sequence"
-        ).fetchall()
-        return [{"format": FORMAT, "signed": row[0], "signature": row[1]} for row in rows]
-
-    def record_publication(self, sequence: int, document: dict) -> None:
-        """Keep a published registry: the next one chains to it, an audit reads them all."""
-        self.connection.execute(
-            "INSERT INTO publications VALUES (?, ?, ?)",
-            (sequence, document["signed"], document["signature"]),
-        )
-
-
-def export_registry(
-    registry_path: Path, out: Path, key, *, now: datetime, valid_days: float = VALID_DAYS
-) -> dict:
-    """Sign the next registry, keep it in the SQLite file, and write it to ``out`` (JSON).
-
-    Args:
-        registry_path: the issuer's SQLite registry.
-        out: the JSON file to write (``registry.json``).
-        key: the issuer's private key (it must be the registry's).
-        now: the time of issue.
-        valid_days: how long until the next export is due (``next_update``).
-
-    Returns:
-        The signed registry that was published (see ``published.check_published``).
-
-    >>> import tempfile
-    >>> from datetime import UTC
-    >>> from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    >>> key = Ed25519PrivateKey.from_private_bytes(bytes(32))
-    >>> folder = Path(tempfile.mkdtemp())
-    >>> with Registry(folder / "certificates.sqlite", create=True):
-    ...     pass
-    >>> now = datetime(2026, 5, 1, tzinfo=UTC)
-    >>> body = export_registry(folder / "certificates.sqlite", folder / "r.json", key, now=now)
-    >>> body = export_registry(folder / "certificates.sqlite", folder / "r.json", key, now=now)
-    >>> body["sequence"], read_registry(folder / "r.json", key.public_key(), now=now)["sequence"]
-    (2, 2)
-    """
-    with Registry(registry_path) as registry:
-        previous = registry.last_publication()
-        registry.claim_issuer(public_key_text(key.public_key()))
-        document = next_registry(previous, registry.contents(), key, now=now, valid_days=valid_days)
-        body = check_published(document, key.public_key(), now=now)
-        registry.record_publication(body["sequence"], document)
-        # written before the SQLite commit: a failed write publishes nothing, numbers nothing
-        Path(out).write_text(json.dumps(document, ensure_ascii=False, indent=1) + "\n", "utf-8")
-    return body
-
-
-def read_registry(path: Path, public_key, *, now: datetime) -> dict:
-    """The registry to check certificates against: the SQLite file, or a published copy.
-
-    The issuer's own SQLite file is taken as it is. A published ``registry.json`` must be
-    signed by ``public_key`` and current (``published.check_published``); its signed
-    registry, with ``sequence`` and dates, is returned.
-
-    Raises:
-        RegistryRefused: a published copy that must not be trusted (it says why).
-        ValueError: the file is neither (OSError: there is no file).
-
-    >>> read_registry(Path(__file__), None, now=None)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ValueError: .../registry.py is not valid JSON (...)
-    """
-    path = Path(path)
-    data = read_small_file(path, MAX_PUBLISHED_BYTES, "a certificate registry")
-    if data.startswith(b"SQLite format 3\0"):
-        with Registry(path) as registry:
-            return registry.contents()
-    try:
-        document = parse_json_object(data.decode("utf-8-sig"), f"{path}")
-    except UnicodeDecodeError:
-        raise ValueError(f"{path} is not a certificate registry: not UTF-8 JSON") from None
-    if not str(document.get("format", "")).startswith("gradacc-certificate-registry/"):
-        raise ValueError(f"{path} is not a certificate registry (format {FORMAT})")
-    return check_published(document, public_key, now=now)

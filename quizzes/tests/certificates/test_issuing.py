@@ -5,11 +5,25 @@ API)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 import unicodedata
 
 ZWJ, RLO = "\u200d", "\u202e"
+
+
+def stated_name(folder) -> str:
+    """The name the one credential in ``folder`` states, its payload decoded by hand."""
+    (path,) = folder.glob("gradacc-credential-*.jwt")
+    part = path.read_text("ascii").strip().split(".")[1]
+    payload = json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+    (name,) = [
+        i["identityHash"]
+        for i in payload["credentialSubject"]["identifier"]
+        if i["identityType"] == "name"
+    ]
+    return name
 
 
 def issue(certify_output, tmp_path, course, *extra):
@@ -33,7 +47,7 @@ def line_of(out: str, student: str) -> str:
 
 def issued_count(course) -> int:
     with sqlite3.connect(course / "certificates.sqlite") as registry:
-        return registry.execute("SELECT count(*) FROM certificates").fetchone()[0]
+        return registry.execute("SELECT count(*) FROM credentials").fetchone()[0]
 
 
 def test_a_name_a_certificate_cannot_state_is_refused_for_that_student_alone(
@@ -59,8 +73,7 @@ def test_a_name_a_certificate_cannot_state_is_refused_for_that_student_alone(
     for student in ("ada", "dee", "zoe"):
         assert line_of(out, student).endswith("issued"), out
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["ada", "dee", "zoe"]
-    (path,) = (tmp_path / "out/dee").glob("*.json")
-    assert ZWJ in json.loads(path.read_text("utf-8"))["certificate"]["name"]
+    assert ZWJ in stated_name(tmp_path / "out/dee")
     assert issued_count(course) == 3
     # once the name is corrected in the gradebook, issuing again gives Mal theirs
     with sqlite3.connect(course / "gradebook.db") as gradebook:
@@ -76,13 +89,10 @@ def test_a_name_is_stated_in_nfc_however_it_was_typed(tmp_path, certify_output, 
     assert certify_output("keygen", "--out", tmp_path / "keys")[0] == 0
     status, out = issue(certify_output, tmp_path, course)
     assert status == 0, out
-    (path,) = (tmp_path / "out/dee").glob("*.json")
-    document = json.loads(path.read_text("utf-8"))
-    name = document["certificate"]["name"]
+    name = stated_name(tmp_path / "out/dee")
     assert name == unicodedata.normalize("NFC", typed) and name != typed
     # é, á and ọ composed (U+00E9, U+00E1, U+1ECD); no character is ọ̀, whose grave stays apart
     assert len(name) == len(typed) - 3 and name[-7] == "\u0300"
-    assert json.loads(document["signed"])["name"] == name
 
 
 def test_issuing_again_after_a_revocation_says_it_is_revoked(
@@ -95,8 +105,8 @@ def test_issuing_again_after_a_revocation_says_it_is_revoked(
     )
     assert certify_output("keygen", "--out", tmp_path / "keys")[0] == 0
     assert issue(certify_output, tmp_path, course)[0] == 0
-    (path,) = (tmp_path / "out/bob").glob("*.json")
-    bob = json.loads(path.read_text("utf-8"))["certificate"]["id"]
+    (path,) = (tmp_path / "out/bob").glob("gradacc-credential-*.jwt")
+    bob = path.stem.removeprefix("gradacc-credential-")
     revoke = ["revoke", bob, "--registry", course / "certificates.sqlite"]
     status, _ = certify_output(
         *revoke, "--key", tmp_path / "keys/issuer.key", "--reason", "copied the final"

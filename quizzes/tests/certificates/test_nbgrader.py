@@ -95,10 +95,15 @@ def keys(tmp_path, certify):
     return tmp_path / "keys"
 
 
-def verified(certify, certificate: Path, keys: Path, registry: Path) -> str:
-    status, out, _ = certify(
-        "verify", certificate, "--public-key", keys / "issuer.pub", "--registry", registry
+def verified(certify, folder: Path, keys: Path, course: Path) -> str:
+    """What ``verify`` says of the one credential in ``folder``, against the verification
+    folder ``publish`` writes for ``course``."""
+    www = course.parent / "www"
+    assert (
+        certify("publish", "--course", course, "--key", keys / "issuer.key", "--out", www)[0] == 0
     )
+    (credential,) = folder.glob("gradacc-credential-*.jwt")
+    status, out, _ = certify("verify", credential, "--published", www)
     assert status == 0, out
     return out
 
@@ -119,9 +124,8 @@ def test_a_class_autograded_by_nbgrader_gets_certificates_once_hand_grading_is_d
     assert certify(*issue)[0] == 0
     assert sorted(p.name for p in out.iterdir()) == ["ada", "cyd"]
     for student, score in (("ada", "10 of 10"), ("cyd", "7 of 10")):
-        (path,) = (out / student).glob("*.json")
-        shown = verified(certify, path, keys, course / "certificates.sqlite")
-        assert score in shown and "tinycourse" in shown
+        shown = verified(certify, out / student, keys, course)
+        assert score in shown and f"achievement     the final exam of {ASSIGNMENT}" in shown
 
 
 def test_a_self_learner_is_graded_alone_and_issued_alone(tmp_path, keys, certify, give_settings):
@@ -150,8 +154,7 @@ def test_a_self_learner_is_graded_alone_and_issued_alone(tmp_path, keys, certify
     grade_by_hand(course, LEARNER, 2.0)
     assert certify(*issue, "--student", LEARNER)[0] == 0
     assert [p.name for p in out.iterdir()] == [LEARNER]
-    (path,) = (out / LEARNER).glob("*.json")
-    shown = verified(certify, path, keys, course / "certificates.sqlite")
+    shown = verified(certify, out / LEARNER, keys, course)
     assert "Ada Lovelace" in shown and "9 of 10" in shown
     # Ada's hand-graded total is still there: the learner's grading left the class alone
     assert certify(*issue)[0] == 0

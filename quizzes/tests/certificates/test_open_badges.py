@@ -257,19 +257,25 @@ def test_a_changed_name_gets_a_new_credential_and_supersedes_the_old(issued, cer
     assert payload["credentialSubject"]["identifier"][0]["identityHash"] == "Adébáyọ̀ Ọ̀ṣun-Bello"
 
 
-def test_an_older_format_certificate_gets_a_credential_under_its_id(issued, certify):
+def test_an_older_format_certificate_gets_a_credential_under_its_id(
+    tmp_path, certify, fill_gradebook, older_format
+):
     # a course that issued before Open Badges: its registry holds the older record only
-    tmp_path, course, _ = issued
-    older = json.loads(next((tmp_path / "out/ada").glob("*.json")).read_text("utf-8"))
-    with sqlite3.connect(course / "certificates.sqlite") as db:
-        db.execute("DELETE FROM credentials")
-    for suffix in ("jwt", "png"):  # the files it did not have then
-        next((tmp_path / "out/ada").glob(f"*.{suffix}")).unlink()
-    issue = ["issue", "final", "--course", course, "--key", tmp_path / "keys/issuer.key",
-             "--out", tmp_path / "out"]  # fmt: skip
+    course = fill_gradebook(tmp_path / "course", "final", {"ada": (7.0, 3.0, "Adébáyọ̀ Ọ̀ṣun")})
+    assert certify("keygen", "--out", tmp_path / "keys")[0] == 0
+    key = tmp_path / "keys/issuer.key"
+    older = older_format(course, key, tmp_path / "old", {"ada": ("Adébáyọ̀ Ọ̀ṣun", 10.0)})
+    older_id = json.loads(older["ada"].read_text("utf-8"))["certificate"]["id"]
+    issue = ["issue", "final", "--course", course, "--key", key, "--out", tmp_path / "out"]
     assert certify(*issue)[0] == 0
     (jwt,) = (tmp_path / "out/ada").glob("gradacc-credential-*.jwt")
-    assert jwt.name == f"gradacc-credential-{older['certificate']['id']}.jwt"  # the same ID
+    assert jwt.name == f"gradacc-credential-{older_id}.jwt"  # the same ID
+    assert not list((tmp_path / "out/ada").glob("*.json"))  # and no new older-format file
+    _, payload = independent_verify(
+        jwt.read_text().strip(), (tmp_path / "keys/issuer.pub").read_bytes()
+    )
+    assert payload["id"].endswith(f"?id={older_id}")
+    # a name changed since: a new ID; the older file's status stays unknown, never valid
     with sqlite3.connect(course / "certificates.sqlite") as db:
         db.execute("DELETE FROM credentials")
     with sqlite3.connect(course / "gradebook.db") as db:
@@ -277,4 +283,4 @@ def test_an_older_format_certificate_gets_a_credential_under_its_id(issued, cert
     status, out, _ = certify(*issue)
     (line,) = [line for line in out.splitlines() if line.startswith("ada ")]
     assert status == 0 and "the name changed from 'Adébáyọ̀ Ọ̀ṣun'" in line
-    assert f"the older-format certificate {older['certificate']['id']} stands" in line
+    assert f"the older-format certificate {older_id} stands" in line

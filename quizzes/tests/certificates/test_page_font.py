@@ -1,15 +1,15 @@
-"""The verification page in Chromium draws Yorùbá names with the site's Noto Sans.
+"""The verification page in Chromium draws Yorùbá names with Noto Sans.
 
 On a system with only DejaVu Sans and Liberation (this one), Chromium would draw "Ẹ̀" with
-the grave inside the capital; the site ships Noto Sans (docs/_static/fonts) and names it
-first. Chromium's DevTools protocol says which font drew each glyph of an element.
+the grave inside the capital; the site (docs/_static/fonts) and the verification folder that
+``publish`` writes (fonts/) ship Noto Sans, and name it first. Chromium's DevTools protocol
+says which font drew each glyph of an element.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
-import shutil
 import threading
 from pathlib import Path
 
@@ -28,9 +28,15 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 @pytest.fixture
 def site(tmp_path):
-    """The verify page and the site's static files, laid out as the built site has them."""
-    shutil.copytree(ROOT / "quizzes" / "verify", tmp_path / "verify")
-    shutil.copytree(ROOT / "docs" / "_static", tmp_path / "_static")
+    """The verification folder as ``gradacc-certify publish`` writes it, served over http."""
+    from datetime import UTC, datetime
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from gradacc_grader.certificates.publishing import publish
+
+    url, key = "https://certificates.example.org/gradacc/verify/", Ed25519PrivateKey.generate()
+    now = datetime.now(UTC)
+    publish(tmp_path / "r.sqlite", key, url, "Ọ̀ṣun Open School", tmp_path / "verify", now=now)
     handler = functools.partial(_QuietHandler, directory=str(tmp_path))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
@@ -89,8 +95,10 @@ def test_the_sites_font_list_names_noto_sans_first():
     css = (ROOT / "docs" / "_static" / "gradacc.css").read_text("utf-8")
     for variable in ("--pst-font-family-base", "--pst-font-family-heading"):
         assert f'{variable}: "Noto Sans", ' in css
-    verify = (ROOT / "quizzes" / "verify" / "verify.css").read_text("utf-8")
+    page = ROOT / "quizzes" / "gradacc_grader" / "certificates" / "page"
+    verify = (page / "verify.css").read_text("utf-8")
     assert 'body { font-family: "Noto Sans", ' in verify
+    assert 'src: url("fonts/NotoSans-Regular.ttf")' in verify
 
 
 def test_the_site_ships_the_same_font_files_as_the_certificates():
