@@ -67,9 +67,17 @@ def pip_installs(target: str = "install", *make_args: str) -> list[str]:
     return [line for line in dry_run.splitlines() if " pip install " in line]
 
 
+def makefile_torch_version() -> str:
+    """The torch that `make` installs: the Makefile's TORCH_VERSION, the one place it is pinned."""
+    pin = re.search(r"^TORCH_VERSION \?= (\S+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert pin, "the Makefile must set TORCH_VERSION ?= <version>"
+    return pin[1]
+
+
 def test_make_installs_the_torch_of_this_venv_with_the_course():
     import torch
 
+    pin = makefile_torch_version()
     installs = pip_installs()
     course = [line for line in installs if re.search(r"-e \S*\.", line)]
     assert course, installs
@@ -77,7 +85,7 @@ def test_make_installs_the_torch_of_this_venv_with_the_course():
     # the resolver keeps it instead of fetching the default (CUDA) build
     for line in course:
         pinned = re.search(r'"torch==([\w.+]+)"', line)
-        assert pinned and pinned[1] == torch.__version__.split("+")[0] == "2.13.0", line
+        assert pinned and pinned[1] == torch.__version__.split("+")[0] == pin, line
     # the pin can be changed on the command line, as the Makefile's header says
     changed = [line for line in pip_installs("install", "TORCH_VERSION=2.5.1") if "-e " in line]
     assert changed and all('"torch==2.5.1"' in line for line in changed)
