@@ -1,10 +1,10 @@
 """One loop under every instrument: only the modules named here call `.backward(`.
 
 The course's training loop is `train_accumulated` (gradacc_lessons/accumulate.py). The
-instruments that time it, measure its memory or split its peak into phases run that loop
-and listen to its events (`on_event`); they never write a window of their own. The scan
-reads the package's source (ast), so a new module that calls `.backward(` fails here until
-it either runs the one loop or is added below with its reason.
+instruments that time it, measure its memory, split its peak into phases or trace it on
+fake tensors run that loop and listen to its events (`on_event`); they never write a
+window of their own. The scan reads the package's source (ast), so a new module that calls
+`.backward(` fails here until it runs the one loop or is added below with its reason.
 """
 
 from __future__ import annotations
@@ -32,13 +32,10 @@ ALLOWED = {
     "demos/distributed/sharded_precision.py": "FSDP1 no_sync() and FSDP2 in bfloat16",
     "demos/frameworks/runs.py": "Accelerate's own accelerator.backward() inside accumulate()",
     "demos/frameworks/two_processes.py": "Accelerate's accelerator.backward() on two processes",
-    # Not moved yet (issue 40, item 3): train_accumulated reads loss.item() per micro-batch,
-    # which a fake tensor cannot give, and autocasts the forward only.
-    "planning/fake_step.py": "the fake-tensor trace of a step (FakeTensorMode has no .item())",
 }
 
 # The instruments that must run the one loop (issue 40): they call train_accumulated.
-INSTRUMENTS = ["timing.py", "memory/measured.py", "memory/phases.py"]
+INSTRUMENTS = ["timing.py", "memory/measured.py", "memory/phases.py", "planning/fake_step.py"]
 
 
 def _calls(path: Path, name: str) -> list[int]:
