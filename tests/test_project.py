@@ -183,3 +183,15 @@ def test_the_outside_path_check_finds_what_it_should():
     assert _outside_references(f"(notes/{notes}.md)") == [notes]
     assert _outside_references("cd notebooks && ../.venv/bin/jupyter") == []
     assert _outside_references("python -m tools.site, then open site/index.html") == []
+
+
+def test_the_readme_quotes_no_timings_and_names_the_bench_report():
+    """Seconds go stale: they live in the report `make bench` writes, which the README names."""
+    from .test_benchmarks import REPORT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    timings = re.findall(r"\b\d[\d,.]*\s?(?:s|seconds|min|minutes)\b", readme)
+    assert not timings, f"move these timings to `make bench`'s report: {timings}"
+    report = REPORT.relative_to(ROOT).as_posix()
+    assert f"`{report}`" in readme
+    assert report in (ROOT / "Makefile").read_text(encoding="utf-8")
