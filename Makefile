@@ -75,9 +75,11 @@ check: $(STAMP) git-filter
 		-m "not slow and not browser and not distributed and not benchmark" \
 		tests gradacc_lessons tools quizzes/gradacc_grader
 
-## bench: the timings (lessons, the accumulation's cost, the notebook helper) as ratios of one run
+## bench: the timings (lessons, the accumulation's cost, the notebook helper) as ratios of one run,
+## written with the machine and the date to build/bench-report.md
 bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m pytest -p no:xdist -q -s -m benchmark
+	@echo "report: build/bench-report.md"
 
 ## system-tools: make sure bwrap and chromium are there (installed as root, else say what to do)
 system-tools:

@@ -297,11 +297,14 @@ def _accumulate_window(model, loss_fn, window, index: int, dtype, scaler, emit) 
     for position, (x, y) in enumerate(window):
         loss = forward_loss(model, loss_fn, x, y, dtype)
         emit(Event("forward", index, position))
+        window_loss += loss.item() * len(x) / window_samples
         weighted = loss * (len(x) / window_samples)
         # Scaled gradients add up in .grad; they stay scaled until the window ends.
         (scaler.scale(weighted) if scaler is not None else weighted).backward()
+        # Nothing of this micro-batch outlives its backward: the memory instruments
+        # (memory/measured.py, memory/phases.py) listen to this loop's events.
+        del loss, weighted
         emit(Event("backward", index, position))
-        window_loss += loss.item() * len(x) / window_samples
     return window_loss
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import torch
 from torch import nn
 
-from gradacc_lessons.accumulate import check_batch, scalar_loss, split_batch
+from gradacc_lessons.accumulate import check_batch, split_batch, train_accumulated
 from gradacc_lessons.checks import as_count, as_counts
 
 if TYPE_CHECKING:
@@ -115,19 +115,11 @@ def _timer(model, optimizer, loss_fn, micro_batches, step_each: bool) -> Timer:
     # `import gradacc_lessons` need not pay
     from torch.utils.benchmark import Timer
 
-    batch = sum(len(x) for x, _ in micro_batches)
+    # The course's one loop, as a learner runs it: one window of all the micro-batches,
+    # or (small-batch training) every micro-batch its own window and its own update.
+    steps = 1 if step_each else len(micro_batches)
 
     def one_pass() -> None:
-        for x, y in micro_batches:
-            loss = scalar_loss(loss_fn, model(x), y)
-            if step_each:  # small-batch training: every micro-batch is its own update
-                loss.backward()
-                optimizer.step()
-                optimizer.zero_grad(set_to_none=True)
-            else:
-                (loss * (len(x) / batch)).backward()
-        if not step_each:
-            optimizer.step()
-            optimizer.zero_grad(set_to_none=True)
+        train_accumulated(model, optimizer, loss_fn, micro_batches, accumulation_steps=steps)
 
     return Timer("one_pass()", globals={"one_pass": one_pass}, num_threads=torch.get_num_threads())

@@ -67,9 +67,17 @@ def pip_installs(target: str = "install", *make_args: str) -> list[str]:
     return [line for line in dry_run.splitlines() if " pip install " in line]
 
 
+def makefile_torch_version() -> str:
+    """The torch that `make` installs: the Makefile's TORCH_VERSION, the one place it is pinned."""
+    pin = re.search(r"^TORCH_VERSION \?= (\S+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert pin, "the Makefile must set TORCH_VERSION ?= <version>"
+    return pin[1]
+
+
 def test_make_installs_the_torch_of_this_venv_with_the_course():
     import torch
 
+    pin = makefile_torch_version()
     installs = pip_installs()
     course = [line for line in installs if re.search(r"-e \S*\.", line)]
     assert course, installs
@@ -77,7 +85,7 @@ def test_make_installs_the_torch_of_this_venv_with_the_course():
     # the resolver keeps it instead of fetching the default (CUDA) build
     for line in course:
         pinned = re.search(r'"torch==([\w.+]+)"', line)
-        assert pinned and pinned[1] == torch.__version__.split("+")[0] == "2.13.0", line
+        assert pinned and pinned[1] == torch.__version__.split("+")[0] == pin, line
     # the pin can be changed on the command line, as the Makefile's header says
     changed = [line for line in pip_installs("install", "TORCH_VERSION=2.5.1") if "-e " in line]
     assert changed and all('"torch==2.5.1"' in line for line in changed)
@@ -175,3 +183,15 @@ def test_the_outside_path_check_finds_what_it_should():
     assert _outside_references(f"(notes/{notes}.md)") == [notes]
     assert _outside_references("cd notebooks && ../.venv/bin/jupyter") == []
     assert _outside_references("python -m tools.site, then open site/index.html") == []
+
+
+def test_the_readme_quotes_no_timings_and_names_the_bench_report():
+    """Seconds go stale: they live in the report `make bench` writes, which the README names."""
+    from .test_benchmarks import REPORT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    timings = re.findall(r"\b\d[\d,.]*\s?(?:s|seconds|min|minutes)\b", readme)
+    assert not timings, f"move these timings to `make bench`'s report: {timings}"
+    report = REPORT.relative_to(ROOT).as_posix()
+    assert f"`{report}`" in readme
+    assert report in (ROOT / "Makefile").read_text(encoding="utf-8")

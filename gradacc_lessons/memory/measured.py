@@ -28,6 +28,7 @@ counts for its own samples, not for the whole batch it is cut from.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,7 +36,13 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from gradacc_lessons.accumulate import check_batch, scalar_loss, split_batch
+from gradacc_lessons.accumulate import (
+    Event,
+    accumulated_gradients,
+    check_batch,
+    split_batch,
+    train_accumulated,
+)
 from gradacc_lessons.checks import as_count, as_counts, as_positive
 from gradacc_lessons.display import Result, Table
 from gradacc_lessons.memory.instruments import _peak_tracker, _SavedTensorCounter
@@ -147,34 +154,56 @@ def measure_training_memory(
 
 
 def _tracked_step(model, optimizer, loss_fn, micro_batches, counter) -> tuple[dict, int]:
-    """One training step under a forked random state, its peak tracked: (peak, gradient bytes)."""
+    """One training step under a forked random state, its peak tracked: (peak, gradient bytes).
+
+    The step is the course's one loop, `train_accumulated` with one window; this function
+    only listens to its events: it counts what each forward saves for backward (from the
+    event before a forward to the forward's own) and reads the gradients' bytes after
+    each backward (the last one counts).
+    """
     device = _device_of(model)
-    batch = sum(len(x) for x, _ in micro_batches)
-    with torch.random.fork_rng(devices=_rng_devices(device)):
+    gradient_bytes = 0
+    with torch.random.fork_rng(devices=_rng_devices(device)), contextlib.ExitStack() as counting:
+
+        def listen(event: Event) -> None:
+            nonlocal gradient_bytes
+            if event.kind == "forward":
+                counting.close()  # this forward's saved tensors are counted
+            elif event.kind == "backward":
+                gradient_bytes = _bytes(p.grad for p in model.parameters() if p.grad is not None)
+            if event.kind in ("zero_grad", "backward"):  # a forward may follow
+                counting.enter_context(counter.counting())
+
         if device.type == "cuda":
             _warm_up(model, loss_fn, *micro_batches[0])
         with _peak_tracker(device) as peak:
-            for x, y in micro_batches:
-                _forward_backward(model, loss_fn, x, y, len(x) / batch, counter)
-            gradient_bytes = _bytes(p.grad for p in model.parameters() if p.grad is not None)
-            optimizer.step()
+            fed_model, fed_loss = _copied_in(model, loss_fn)
+            steps = len(micro_batches)
+            train_accumulated(fed_model, optimizer, fed_loss, micro_batches, steps, on_event=listen)
     return peak, gradient_bytes
 
 
 def _warm_up(model: nn.Module, loss_fn: Callable, x: torch.Tensor, y: torch.Tensor) -> None:
     # A GPU library allocates its workspaces (cuBLAS, cuDNN) on first use and keeps them:
     # pay that before measuring, so that every measurement starts from the same state.
-    scalar_loss(loss_fn, model(x), y).backward()
-    model.zero_grad(set_to_none=True)
+    accumulated_gradients(model, loss_fn, x, y, accumulation_steps=1)
 
 
-def _forward_backward(model, loss_fn, x, y, weight: float, counter) -> None:
-    """One micro-batch: copied in (as a data loader hands it over), forward, backward."""
-    x, y = x.clone(), y.clone()  # counted in the peak; freed when this function returns
-    with counter.counting():
-        loss = scalar_loss(loss_fn, model(x), y)
-    # Weigh each mean loss by its share of the batch: the sum is the batch mean.
-    (loss * weight).backward()
+class _CopiedIn(nn.Module):
+    """The model, fed a fresh copy of each micro-batch's inputs."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        return self.model(inputs.clone())
+
+
+def _copied_in(model: nn.Module, loss_fn: Callable) -> tuple[nn.Module, Callable]:
+    # A data loader hands each micro-batch over as a fresh copy: counted in the peak,
+    # freed with its backward (autograd holds what it saved of it until then).
+    return _CopiedIn(model), lambda outputs, targets: loss_fn(outputs, targets.clone())
 
 
 def activation_bytes_per_sample(

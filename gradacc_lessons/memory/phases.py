@@ -9,11 +9,12 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from gradacc_lessons.accumulate import scalar_loss, split_batch
+from gradacc_lessons.accumulate import Event, split_batch, train_accumulated
 from gradacc_lessons.memory.instruments import _cpu_memory_events, _trace_events
 from gradacc_lessons.memory.measured import (
     _bytes,
     _check_optimizer,
+    _copied_in,
     _device_of,
     _rng_devices,
     _training_copy,
@@ -55,17 +56,31 @@ def measure_phase_peaks(
     model, optimizer = _training_copy(model, optimizer)
     device = _device_of(model)
     start = _bytes(model.parameters()) + optimizer_state_bytes(optimizer)
-    with torch.random.fork_rng(devices=_rng_devices(device)), _phase_tracker(device) as mark:
-        for i, (x, y) in enumerate(chunks, start=1):
-            with mark(f"forward {i}"):
-                x, y = x.clone(), y.clone()  # handed over by a data loader, as in a real step
-                loss = scalar_loss(loss_fn, model(x), y) * (len(x) / len(inputs))
-            with mark(f"backward {i}"):
-                loss.backward()
-            del loss, x, y
-        with mark("optimizer step"):
-            optimizer.step()
-    return [Phase(name, start + peak) for name, peak in mark.peaks.items()]
+    fed_model, fed_loss = _copied_in(model, loss_fn)  # handed over by a data loader
+    with torch.random.fork_rng(devices=_rng_devices(device)), _phase_tracker(device) as marks:
+        # The course's one loop runs the step; each of its events ends a phase.
+        listen = _phase_listener(marks, len(chunks))
+        train_accumulated(fed_model, optimizer, fed_loss, chunks, len(chunks), on_event=listen)
+    return [Phase(name, start + peak) for name, peak in marks.peaks.items()]
+
+
+def _phase_listener(marks: _PhaseMarks, count: int) -> Callable[[Event], None]:
+    """Turn the loop's events into phases: a forward ends where its event comes, and so on."""
+
+    def listen(event: Event) -> None:
+        if event.kind == "zero_grad" and not marks.peaks:
+            marks.begin("forward 1")  # the first zero_grad comes before any forward
+        elif event.kind == "forward":
+            marks.end()
+            marks.begin(f"backward {event.position + 1}")
+        elif event.kind == "backward":
+            marks.end()
+            more = event.position + 1 < count
+            marks.begin(f"forward {event.position + 2}" if more else "optimizer step")
+        elif event.kind == "step":
+            marks.end()
+
+    return listen
 
 
 class _PhaseMarks:
@@ -76,18 +91,24 @@ class _PhaseMarks:
         self.peaks: dict[str, int] = {}
         self.start = 0
 
-    @contextlib.contextmanager
-    def __call__(self, name: str) -> Iterator[None]:
+    def begin(self, name: str) -> None:
+        """A phase starts here (`end` closes it)."""
+        self.name = name
+        self.peaks[name] = 0  # on the CPU, filled in from the trace when the profiler stops
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
             torch.cuda.reset_peak_memory_stats(self.device)
-            yield
-            torch.cuda.synchronize(self.device)
-            self.peaks[name] = torch.cuda.max_memory_allocated(self.device) - self.start
         else:
-            with torch.autograd.profiler.record_function(name):
-                yield
-            self.peaks[name] = 0  # filled in from the trace when the profiler stops
+            self.range = torch.autograd.profiler.record_function(name)
+            self.range.__enter__()
+
+    def end(self) -> None:
+        """The phase begun last ends here."""
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+            self.peaks[self.name] = torch.cuda.max_memory_allocated(self.device) - self.start
+        else:
+            self.range.__exit__(None, None, None)
 
 
 @contextlib.contextmanager

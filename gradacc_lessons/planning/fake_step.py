@@ -18,7 +18,9 @@ temporaries when `cpu_kernels=True`).
 The step is the one `gradacc_lessons.memory.measure_training_memory` measures: each
 micro-batch copied in (the whole batch it is cut from is not counted, as a data loader
 never holds it), forward, loss weighted by its share, backward; then the optimizer step,
-whose state already exists (a first step with zero gradients made it).
+whose state already exists (a first step with zero gradients made it). Both run it as the
+course's one loop, `gradacc_lessons.accumulate.train_accumulated`, and name its phases
+from the loop's events.
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from gradacc_lessons.accumulate import Event, train_accumulated
 from gradacc_lessons.checks import as_count
 from gradacc_lessons.planning import cpu_kernels
 
@@ -165,7 +169,9 @@ def fake_step(
         raise ValueError(f"loss_fn must be a function of (outputs, targets), got {loss_fn!r}")
     with torch.device("meta"):
         model = build_model()
-    with FakeTensorMode(), torch.random.fork_rng(devices=[]):
+    # A shape environment lets the loop read each loss (`loss.item()`) as a symbol: a fake
+    # tensor has no value.
+    with FakeTensorMode(shape_env=ShapeEnv()), torch.random.fork_rng(devices=[]):
         _to_fake(model)
         optimizer = make_optimizer(model)
         _create_state(model, optimizer)
@@ -186,31 +192,42 @@ def fake_step(
             for p in model.parameters()
             if p.requires_grad
         ]
-        largest_saved = 0
         # cut before counting: a data loader hands over micro-batches, never the whole batch
         pairs = list(zip(inputs.split(micro_batch_size), targets.split(micro_batch_size)))
-        with counter:
+        found = {"largest_saved": 0, "gradient_bytes": 0}
+        with counter, contextlib.ExitStack() as saving:
+
+            def listen(event: Event) -> None:
+                # The loop's events name the phases; each forward's saved tensors are counted.
+                if event.kind == "forward":
+                    saving.close()
+                    found["largest_saved"] = max(found["largest_saved"], sum(saved_bytes.values()))
+                    counter.phase = f"backward {event.position + 1}"
+                elif event.kind == "backward":
+                    found["gradient_bytes"] = _bytes(
+                        p.grad for p in model.parameters() if p.grad is not None
+                    )
+                    more = event.position + 1 < accumulation_steps
+                    counter.phase = f"forward {event.position + 2}" if more else "optimizer step"
+                if event.kind in ("zero_grad", "backward") and counter.phase.startswith("forward"):
+                    saved_bytes.clear()
+                    saving.enter_context(torch.autograd.graph.saved_tensors_hooks(pack, _same))
+
             for t in [*model.parameters(), *model.buffers()]:
                 counter.track(t, "parameters")
             for t in _state_tensors(optimizer):
                 counter.track(t, "optimizer state")
             counter.totals.clear()
             counter.phases.clear()
-            for i, (x, y) in enumerate(pairs, start=1):
-                counter.phase = f"forward {i}"
-                saved_bytes.clear()
-                with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-                    x, y = x.clone(), y.clone()  # handed over by a data loader
-                    with _autocast(autocast_dtype):
-                        loss = loss_fn(model(x), y)
-                    loss = loss * (len(x) / (micro_batch_size * accumulation_steps))
-                largest_saved = max(largest_saved, sum(saved_bytes.values()))
-                counter.phase = f"backward {i}"
-                loss.backward()
-                del loss, x, y
-            gradient_bytes = _bytes(p.grad for p in model.parameters() if p.grad is not None)
-            counter.phase = "optimizer step"
-            optimizer.step()
+            counter.phase = "forward 1"
+            train_accumulated(
+                _Fed(model, autocast_dtype),
+                optimizer,
+                _fed_loss(loss_fn, autocast_dtype),
+                pairs,
+                accumulation_steps,
+                on_event=listen,
+            )
         for hook in hooks:
             hook.remove()
         return StepTrace(
@@ -219,9 +236,9 @@ def fake_step(
             at_peak=counter.at_peak,
             phase_peaks=counter.phase_peaks,
             parameter_bytes=_bytes([*model.parameters(), *model.buffers()]),
-            gradient_bytes=gradient_bytes,
+            gradient_bytes=found["gradient_bytes"],
             optimizer_bytes=_bytes(_state_tensors(optimizer)),
-            activation_bytes=largest_saved,
+            activation_bytes=found["largest_saved"],
         )
 
 
@@ -248,6 +265,30 @@ def _to_fake(model: nn.Module) -> None:
         for name, b in module._buffers.items():
             if b is not None:
                 module._buffers[name] = fake(b)
+
+
+class _Fed(nn.Module):
+    """The model as a step feeds it: a fresh copy of each micro-batch, under autocast if asked."""
+
+    def __init__(self, model: nn.Module, dtype: torch.dtype | None):
+        super().__init__()
+        self.model, self.dtype = model, dtype
+
+    def forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        with _autocast(self.dtype):
+            return self.model(inputs.clone())  # handed over by a data loader
+
+
+def _fed_loss(loss_fn: Callable, dtype: torch.dtype | None) -> Callable:
+    def loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        with _autocast(dtype):  # the loss too, as a training step under autocast computes it
+            return loss_fn(outputs, targets.clone())
+
+    return loss
+
+
+def _same(tensor: torch.Tensor) -> torch.Tensor:
+    return tensor
 
 
 def _autocast(dtype: torch.dtype | None):
