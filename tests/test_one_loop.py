@@ -30,7 +30,7 @@ ALLOWED = {
     "demos/distributed/workers.py": "DDP's no_sync() per micro-batch, in worker processes",
     "demos/distributed/sharded.py": "FSDP's reshard and sync flags per micro-batch",
     "demos/distributed/sharded_precision.py": "FSDP1 no_sync() and FSDP2 in bfloat16",
-    "demos/distributed/ddp_buffers.py": "two DDP processes and one full batch: DDP forwards of its own",
+    "demos/distributed/ddp_buffers.py": "two DDP processes and a full batch: forwards of its own",
     "demos/frameworks/runs.py": "Accelerate's own accelerator.backward() inside accumulate()",
     "demos/frameworks/two_processes.py": "Accelerate's accelerator.backward() on two processes",
 }
