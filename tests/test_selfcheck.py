@@ -820,8 +820,8 @@ def test_every_lesson_ends_with_a_self_check_of_its_own_questions(path):
 @pytest.mark.slow
 def test_the_quiz_notebook_shows_widgets_with_static_fallbacks_and_a_language_switch(lesson_runs):
     notebook = lesson_runs.get("08_self_study_quiz.ipynb").notebook  # shared with the site test
-    code = [c for c in notebook.cells if c.cell_type == "code"]
-    faq, lessons = code[-2], code[-1]
+    quizzes = [c for c in notebook.cells if c.cell_type == "code" and "self_check(" in c.source]
+    faq, lessons = quizzes[-2:]  # Part 1 and Part 2 (Part 3 is the exercises' score)
     assert faq.source.endswith('self_check(faq_questions(), languages=("en", "yo"))')
     assert lessons.source.endswith(
         "self_check(lesson_questions(), first_number=len(faq_questions()) + 1)"
