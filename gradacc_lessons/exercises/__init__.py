@@ -11,6 +11,7 @@ from gradacc_lessons.exercises.lesson3 import ACCUMULATION_SAFE
 from gradacc_lessons.exercises.lesson4 import LARGEST_MICRO_BATCH, PREDICT_PEAK
 from gradacc_lessons.exercises.lesson5 import SCHEDULE_LENGTH
 from gradacc_lessons.exercises.lesson7 import FRAMEWORK_ARGUMENTS
+from gradacc_lessons.exercises.lesson9 import READ_A_PLAN
 from gradacc_lessons.exercises.runner import Exercise, Verdict
 
 # Every exercise of the course, in lesson order: lesson 8's score counts them.
@@ -26,6 +27,7 @@ EXERCISES: dict[str, Exercise] = {
         LARGEST_MICRO_BATCH,
         SCHEDULE_LENGTH,
         FRAMEWORK_ARGUMENTS,
+        READ_A_PLAN,
     )
 }
 
