@@ -257,6 +257,11 @@ WRONG = [
         divided_by_all_micro_batches,
         "Window 1's gradient points the right way but is 0.333×",
     ),
+    ("l1_window_end", lambda i, m, n: i % n == 0, "first step came after micro-batch 1, not 4"),
+    ("l1_window_end", lambda i, m, n: (i + 1) % n == 0, "the last window holds only 2"),
+    ("l1_window_end", lambda i, m, n: True, "after every micro-batch, not once per window of 4"),
+    ("l1_window_end", lambda i, m, n: i == m - 1, "only after the last micro-batch: one step"),
+    ("l1_window_end", lambda i, m, n: int((i + 1) % n == 0), "returned a int: return True"),
     ("l2_uneven", window_by_n, f"a sample of the micro-batch of 16 counts {64 / (3 * 16):.2f}"),
     ("l2_uneven", window_unweighted, "sum of the 3 micro-batches' mean gradients"),
     ("l2_uneven", window_times_samples, "not divided by the window's 64"),
@@ -571,3 +576,9 @@ def test_the_site_shows_each_check_with_its_hint_and_solution_folded():
 def test_a_check_cell_of_no_exercise_is_refused_by_the_site():
     with pytest.raises(ValueError, match="checks no exercise"):
         exercise_output("quiz.check(my_function)", "x.ipynb, cell 3")
+
+
+def test_a_function_returning_a_constant_is_an_attempt_not_unwritten():
+    # `return True` compiles to the same bytecode as `...`; only the constant differs
+    verdict = fresh("l1_window_end").check(lambda i, micro_batches, n: True)
+    assert verdict.passed is False and "after every micro-batch" in verdict.text

@@ -5,7 +5,7 @@ Each lesson's module (`lesson1`, `lesson2`, ...) holds its exercises, each an `E
 English and Yorùbá, are in `words.py`.
 """
 
-from gradacc_lessons.exercises.lesson1 import ACCUMULATION_LOOP
+from gradacc_lessons.exercises.lesson1 import ACCUMULATION_LOOP, WINDOW_END
 from gradacc_lessons.exercises.lesson2 import SCHEDULE_AND_CLIP, TOKEN_WINDOW, UNEVEN_WINDOW
 from gradacc_lessons.exercises.lesson3 import ACCUMULATION_SAFE
 from gradacc_lessons.exercises.lesson4 import LARGEST_MICRO_BATCH, PREDICT_PEAK
@@ -18,6 +18,7 @@ from gradacc_lessons.exercises.runner import Exercise, Verdict
 EXERCISES: dict[str, Exercise] = {
     e.id: e
     for e in (
+        WINDOW_END,
         ACCUMULATION_LOOP,
         UNEVEN_WINDOW,
         TOKEN_WINDOW,

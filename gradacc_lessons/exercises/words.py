@@ -149,6 +149,34 @@ MESSAGES: dict[str, dict[str, str]] = {
         "kọ̀ọ̀kan sí N ṣáájú backward(); pe step() nígbà tí micro-batch bá jẹ́ èyí tó kẹ́yìn "
         "nínú fèrèsé rẹ̀ nìkan (enumerate ń kà láti 0); sọ gradient di òdo lẹ́sẹ̀kẹsẹ̀ lẹ́yìn step().",
     },
+    "ends_not_bool": {
+        "en": "Your function returned a {got}: return True when optimizer.step() comes after "
+        "micro-batch i, else False.",
+        "yo": "Iṣẹ́ rẹ dá {got} padà: dá True padà nígbà tí optimizer.step() bá wá lẹ́yìn "
+        "micro-batch i, bí bẹ́ẹ̀ kọ́ False.",
+    },
+    "short_window_dropped": {
+        "en": "With {micro_batches} micro-batches and N = {n}, the last window holds only "
+        "{short}, and your function never ends it: its gradients are accumulated and never "
+        "used. The last micro-batch always ends a window.",
+        "yo": "Pẹ̀lú micro-batch {micro_batches} àti N = {n}, fèrèsé tó kẹ́yìn ní {short} nìkan, "
+        "iṣẹ́ rẹ kò sì parí rẹ̀ rárá: a kó gradient rẹ̀ jọ ṣùgbọ́n a kò lò wọ́n. Micro-batch tó "
+        "kẹ́yìn máa ń parí fèrèsé kan nígbà gbogbo.",
+    },
+    "one_step_at_the_end": {
+        "en": "With {micro_batches} micro-batches and N = {n}, your function ends a window only "
+        "after the last micro-batch: one step for the whole run. A window ends after every N "
+        "micro-batches.",
+        "yo": "Pẹ̀lú micro-batch {micro_batches} àti N = {n}, iṣẹ́ rẹ ń parí fèrèsé kan lẹ́yìn "
+        "micro-batch tó kẹ́yìn nìkan: ìmúdójúìwọ̀n kan fún gbogbo training. Fèrèsé kan ń parí "
+        "lẹ́yìn micro-batch N kọ̀ọ̀kan.",
+    },
+    "hint_l1_window_end": {
+        "en": "i counts from 0, so micro-batch i is the (i + 1)-th. Which counts are the last of "
+        "a window of N, and what about a last window that N does not fill?",
+        "yo": "i ń kà láti 0, nítorí náà micro-batch i ni èyí tó jẹ́ (i + 1). Àwọn iye wo ló "
+        "kẹ́yìn fèrèsé N, fèrèsé tó kẹ́yìn tí N kò kún ńkọ́?",
+    },
     # Lesson 2: uneven windows, tokens, scheduler and clipping
     "no_gradient": {
         "en": ".grad is empty after your function: call backward() on each micro-batch's "
