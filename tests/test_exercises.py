@@ -215,6 +215,34 @@ def _arguments(micro_batch_size, steps, lightning_name="accumulate_grad_batches"
     }
 
 
+def _plan_steps(plan, batch, rounding=math.ceil):
+    return None if plan.micro_batch_size is None else rounding(batch / plan.micro_batch_size)
+
+
+def n_rounded_down(plan, batch):
+    return _plan_steps(plan, batch, math.floor), plan.peak_bytes <= plan.usable_bytes
+
+
+def n_of_the_plan(plan, batch):
+    return plan.accumulation_steps, plan.peak_bytes <= plan.usable_bytes
+
+
+def reserve_forgotten(plan, batch):
+    return _plan_steps(plan, batch), plan.peak_bytes <= plan.budget_bytes
+
+
+def whole_batch_compared(plan, batch):
+    return _plan_steps(plan, batch), plan.no_accumulation_bytes <= plan.usable_bytes
+
+
+def floor_compared(plan, batch):
+    return _plan_steps(plan, batch), plan.floor_bytes <= plan.usable_bytes
+
+
+def none_forgotten(plan, batch):
+    return math.ceil(batch / plan.micro_batch_size), plan.peak_bytes <= plan.usable_bytes
+
+
 # (exercise, wrong answer, a fragment of its own diagnosis, computed from the cases' numbers)
 WRONG = [
     ("l1_loop", off_by_one, "first step came after micro-batch 1, not 4: `i % N == 0`"),
@@ -229,6 +257,11 @@ WRONG = [
         divided_by_all_micro_batches,
         "Window 1's gradient points the right way but is 0.333×",
     ),
+    ("l1_window_end", lambda i, m, n: i % n == 0, "first step came after micro-batch 1, not 4"),
+    ("l1_window_end", lambda i, m, n: (i + 1) % n == 0, "the last window holds only 2"),
+    ("l1_window_end", lambda i, m, n: True, "after every micro-batch, not once per window of 4"),
+    ("l1_window_end", lambda i, m, n: i == m - 1, "only after the last micro-batch: one step"),
+    ("l1_window_end", lambda i, m, n: int((i + 1) % n == 0), "returned a int: return True"),
     ("l2_uneven", window_by_n, f"a sample of the micro-batch of 16 counts {64 / (3 * 16):.2f}"),
     ("l2_uneven", window_unweighted, "sum of the 3 micro-batches' mean gradients"),
     ("l2_uneven", window_times_samples, "not divided by the window's 64"),
@@ -261,6 +294,22 @@ WRONG = [
     ("l5_steps", lambda b, n, e: b // n * e, "holds 2 micro-batches and still gets its step"),
     ("l5_steps", lambda b, n, e: math.ceil(b * e / n), "you counted 5, the right count is 6"),
     ("l5_steps", lambda b, n, e: float(math.ceil(b / n) * e), "75.0 is the right count as a float"),
+    ("l9_plan", n_rounded_down, "you chose N = 4: 4 × 13 = 52 samples, short of 64"),
+    ("l9_plan", n_of_the_plan, "For 100 samples you returned N = 5, the plan's N"),
+    (
+        "l9_plan",
+        lambda p, b: (b / p.micro_batch_size, True),
+        "13 is 4.92: a loop runs a whole number",
+    ),
+    ("l9_plan", reserve_forgotten, "over the 1.872 MiB left once the reserve of 1.128 MiB"),
+    ("l9_plan", whole_batch_compared, "6.753 MiB is the peak of the whole effective batch"),
+    ("l9_plan", floor_compared, "the floor of 3.797 KiB fits, yet the activations"),
+    ("l9_plan", none_forgotten, "TypeError: unsupported operand type(s) for /: 'int' and"),
+    (
+        "l9_plan",
+        lambda p, b: [_plan_steps(p, b), True],
+        "returned a list: return two values, N and",
+    ),
 ]
 
 
@@ -527,3 +576,9 @@ def test_the_site_shows_each_check_with_its_hint_and_solution_folded():
 def test_a_check_cell_of_no_exercise_is_refused_by_the_site():
     with pytest.raises(ValueError, match="checks no exercise"):
         exercise_output("quiz.check(my_function)", "x.ipynb, cell 3")
+
+
+def test_a_function_returning_a_constant_is_an_attempt_not_unwritten():
+    # `return True` compiles to the same bytecode as `...`; only the constant differs
+    verdict = fresh("l1_window_end").check(lambda i, micro_batches, n: True)
+    assert verdict.passed is False and "after every micro-batch" in verdict.text

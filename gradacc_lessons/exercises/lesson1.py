@@ -150,3 +150,34 @@ def accumulation_loop(model, optimizer, loss_fn, micro_batches, accumulation_ste
 ACCUMULATION_LOOP = Exercise(
     "l1_loop", 1, _diagnose_loop, accumulation_loop, hint_key="hint_l1_loop"
 )
+
+
+# (micro-batches, N): windows that divide the micro-batches, a short last window, N = 1, N above
+WINDOW_CASES = ((12, 4), (10, 4), (7, 3), (5, 1), (3, 8))
+
+
+def _diagnose_window_end(function) -> None:
+    """Ask the learner's function about each micro-batch of each case; Failed naming a mistake."""
+    for micro_batches, n in WINDOW_CASES:
+        answers = [call_learner(function, i, micro_batches, n) for i in range(micro_batches)]
+        for answer in answers:
+            if answer is not True and answer is not False:
+                raise Failed("ends_not_bool", got=type(answer).__name__)
+        after = [i + 1 for i, ends in enumerate(answers) if ends]  # 1-based, as the loop counts
+        if after == list(range(n, micro_batches, n)) + [micro_batches]:
+            continue
+        short = micro_batches % n
+        if short and after == list(range(n, micro_batches + 1, n)):
+            raise Failed("short_window_dropped", micro_batches=micro_batches, n=n, short=short)
+        if n > 1 and after == [micro_batches]:
+            raise Failed("one_step_at_the_end", micro_batches=micro_batches, n=n)
+        _check_step_times(after, n, micro_batches)
+
+
+def ends_window(i, micro_batches, accumulation_steps):
+    last_of_window = (i + 1) % accumulation_steps == 0  # i counts from 0
+    last_of_all = i + 1 == micro_batches  # a short last window steps too
+    return last_of_window or last_of_all
+
+
+WINDOW_END = Exercise("l1_window_end", 1, _diagnose_window_end, ends_window, "hint_l1_window_end")

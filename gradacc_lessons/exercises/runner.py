@@ -68,7 +68,10 @@ def is_unwritten(function: Callable) -> bool:
     if not callable(function):
         raise ValueError(f"function must be a function, got {function!r}")
     code = getattr(function, "__code__", None)
-    return code is not None and code.co_code == _unwritten.__code__.co_code
+    if code is None or code.co_code != _unwritten.__code__.co_code:
+        return False
+    # `return True` compiles to the same bytes as `...`; only its constant differs
+    return all(c is None or c is Ellipsis or isinstance(c, str) for c in code.co_consts)
 
 
 def call_learner(function: Callable, *args, limit_s: float | None = None, **kwargs):

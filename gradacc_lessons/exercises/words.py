@@ -149,6 +149,34 @@ MESSAGES: dict[str, dict[str, str]] = {
         "kọ̀ọ̀kan sí N ṣáájú backward(); pe step() nígbà tí micro-batch bá jẹ́ èyí tó kẹ́yìn "
         "nínú fèrèsé rẹ̀ nìkan (enumerate ń kà láti 0); sọ gradient di òdo lẹ́sẹ̀kẹsẹ̀ lẹ́yìn step().",
     },
+    "ends_not_bool": {
+        "en": "Your function returned a {got}: return True when optimizer.step() comes after "
+        "micro-batch i, else False.",
+        "yo": "Iṣẹ́ rẹ dá {got} padà: dá True padà nígbà tí optimizer.step() bá wá lẹ́yìn "
+        "micro-batch i, bí bẹ́ẹ̀ kọ́ False.",
+    },
+    "short_window_dropped": {
+        "en": "With {micro_batches} micro-batches and N = {n}, the last window holds only "
+        "{short}, and your function never ends it: its gradients are accumulated and never "
+        "used. The last micro-batch always ends a window.",
+        "yo": "Pẹ̀lú micro-batch {micro_batches} àti N = {n}, fèrèsé tó kẹ́yìn ní {short} nìkan, "
+        "iṣẹ́ rẹ kò sì parí rẹ̀ rárá: a kó gradient rẹ̀ jọ ṣùgbọ́n a kò lò wọ́n. Micro-batch tó "
+        "kẹ́yìn máa ń parí fèrèsé kan nígbà gbogbo.",
+    },
+    "one_step_at_the_end": {
+        "en": "With {micro_batches} micro-batches and N = {n}, your function ends a window only "
+        "after the last micro-batch: one step for the whole run. A window ends after every N "
+        "micro-batches.",
+        "yo": "Pẹ̀lú micro-batch {micro_batches} àti N = {n}, iṣẹ́ rẹ ń parí fèrèsé kan lẹ́yìn "
+        "micro-batch tó kẹ́yìn nìkan: ìmúdójúìwọ̀n kan fún gbogbo training. Fèrèsé kan ń parí "
+        "lẹ́yìn micro-batch N kọ̀ọ̀kan.",
+    },
+    "hint_l1_window_end": {
+        "en": "i counts from 0, so micro-batch i is the (i + 1)-th. Which counts are the last of "
+        "a window of N, and what about a last window that N does not fill?",
+        "yo": "i ń kà láti 0, nítorí náà micro-batch i ni èyí tó jẹ́ (i + 1). Àwọn iye wo ló "
+        "kẹ́yìn fèrèsé N, fèrèsé tó kẹ́yìn tí N kò kún ńkọ́?",
+    },
     # Lesson 2: uneven windows, tokens, scheduler and clipping
     "no_gradient": {
         "en": ".grad is empty after your function: call backward() on each micro-batch's "
@@ -437,6 +465,90 @@ MESSAGES: dict[str, dict[str, str]] = {
         "their product with the number of processes. Section 1's table names each argument.",
         "yo": "Gbogbo mẹ́tẹ̀ẹ̀ta ń gba micro-batch process kan àti N; batch àpapọ̀ ni àbájáde "
         "wọn pẹ̀lú iye process. Tábìlì apá 1 ń dárúkọ argument kọ̀ọ̀kan.",
+    },
+    # Lesson 9: reading a plan
+    "not_a_pair": {
+        "en": "Your function returned a {got}: return two values, N and whether the window fits "
+        "(True or False), separated by a comma.",
+        "yo": "Iṣẹ́ rẹ dá {got} padà: dá iye méjì padà, N àti bóyá fèrèsé náà bá a mu "
+        "(True tàbí False), pẹ̀lú àmì ìdánudúró láàárín wọn.",
+    },
+    "nothing_fits": {
+        "en": "On a plan where no micro-batch fits (plan.micro_batch_size is None) your function "
+        "failed: {error}. There is no N then: return None for it, and False for whether it fits.",
+        "yo": "Lórí ètò tí kò sí micro-batch kankan tí ó bá a mu (plan.micro_batch_size jẹ́ None), "
+        "iṣẹ́ rẹ kùnà: {error}. Kò sí N nígbà náà: dá None padà fún un, àti False fún bóyá ó bá "
+        "a mu.",
+    },
+    "steps_not_a_number": {
+        "en": "Your N is a {got}: return the number of micro-batches per window, an int.",
+        "yo": "N rẹ jẹ́ {got}: dá iye micro-batch nínú fèrèsé kan padà, gẹ́gẹ́ bí int.",
+    },
+    "steps_not_whole": {
+        "en": "Your N for {batch} samples in micro-batches of {micro} is {got}: a loop runs a "
+        "whole number of micro-batches. Round up, to an int.",
+        "yo": "N rẹ fún àpẹẹrẹ {batch} nínú micro-batch {micro} jẹ́ {got}: lóòpù kan ń ṣiṣẹ́ iye "
+        "micro-batch odidi. Ka á sókè, sí int.",
+    },
+    "steps_rounded_down": {
+        "en": "For {batch} samples in micro-batches of {micro} you chose N = {got}: {got} × "
+        "{micro} = {covered} samples, short of {batch}. Round up: N = {right}, with a smaller "
+        "last micro-batch.",
+        "yo": "Fún àpẹẹrẹ {batch} nínú micro-batch {micro}, o yan N = {got}: {got} × {micro} = "
+        "àpẹẹrẹ {covered}, kò tó {batch}. Ka á sókè: N = {right}, pẹ̀lú micro-batch tó kẹ́yìn "
+        "tí ó kéré sí i.",
+    },
+    "plan_steps_reused": {
+        "en": "For {batch} samples you returned N = {got}, the plan's N for its own effective "
+        "batch of {planned}. The micro-batch of {micro} still fits; N must make up {batch}.",
+        "yo": "Fún àpẹẹrẹ {batch}, o dá N = {got} padà, N ti ètò náà fún batch àpapọ̀ tirẹ̀ "
+        "{planned}. Micro-batch {micro} ṣì bá a mu; N gbọ́dọ̀ kún {batch}.",
+    },
+    "plan_steps_differ": {
+        "en": "For {batch} samples in micro-batches of {micro} you chose N = {got}; the training "
+        "loop needs {right}.",
+        "yo": "Fún àpẹẹrẹ {batch} nínú micro-batch {micro}, o yan N = {got}; lóòpù training nílò "
+        "{right}.",
+    },
+    "fits_not_bool": {
+        "en": "Whether the window fits is a {got} in your answer: return True or False.",
+        "yo": "Bóyá fèrèsé náà bá a mu jẹ́ {got} nínú ìdáhùn rẹ: dá True tàbí False padà.",
+    },
+    "reserve_forgotten": {
+        "en": "The window peaks at {peak}, under the budget of {budget} but over the {usable} "
+        "left once the reserve of {reserve} (the CUDA context, workspaces) is kept: you said it "
+        "fits. Compare the peak with what is usable, not with the whole budget.",
+        "yo": "Peak fèrèsé náà jẹ́ {peak}, ó kéré sí ìnáwó {budget} ṣùgbọ́n ó ju {usable} lọ, "
+        "èyí tí ó kù lẹ́yìn tí a pa ìpamọ́ {reserve} mọ́ (CUDA context, workspaces): o sọ pé ó "
+        "bá a mu. Fi peak wé èyí tí a lè lò, kì í ṣe gbogbo ìnáwó.",
+    },
+    "whole_batch_compared": {
+        "en": "You said the window does not fit, but it peaks at {peak}, within the usable "
+        "{usable}: {whole} is the peak of the whole effective batch in one step, which is what "
+        "accumulation avoids.",
+        "yo": "O sọ pé fèrèsé náà kò bá a mu, ṣùgbọ́n peak rẹ̀ jẹ́ {peak}, nínú {usable} tí a lè "
+        "lò: {whole} ni peak gbogbo batch àpapọ̀ ní ìgbésẹ̀ kan, èyí tí ìkójọpọ̀ ń yẹra fún.",
+    },
+    "floor_compared": {
+        "en": "You said the window fits, but it peaks at {peak}, over the usable {usable}: the "
+        "floor of {floor} fits, yet the activations of a micro-batch come on top of it.",
+        "yo": "O sọ pé fèrèsé náà bá a mu, ṣùgbọ́n peak rẹ̀ jẹ́ {peak}, ó ju {usable} tí a lè "
+        "lò lọ: ilẹ̀ {floor} bá a mu, ṣùgbọ́n activations micro-batch kan ń wá lé e lórí.",
+    },
+    "fits_differs": {
+        "en": "A window that peaks at {peak}, with {usable} usable ({budget} less a reserve of "
+        "{reserve}): you answered {fits_said} to whether it fits. Compare the peak with what "
+        "is usable.",
+        "yo": "Fèrèsé tí peak rẹ̀ jẹ́ {peak}, pẹ̀lú {usable} tí a lè lò ({budget} láìsí ìpamọ́ "
+        "{reserve}): o dáhùn {fits_said} sí bóyá ó bá a mu. Fi peak wé èyí tí a lè lò.",
+    },
+    "hint_l9_plan": {
+        "en": "A plan gives the micro-batch that fits (micro_batch_size, None when none does), "
+        "the window's peak (peak_bytes) and what the card leaves for it (usable_bytes). How "
+        "many micro-batches cover the effective batch, when the last may be short?",
+        "yo": "Ètò kan ń fúnni ní micro-batch tí ó bá a mu (micro_batch_size, None tí kò bá sí "
+        "ọ̀kankan), peak fèrèsé náà (peak_bytes) àti ohun tí káàdì náà fi sílẹ̀ fún un "
+        "(usable_bytes). Micro-batch mélòó ló ń bo batch àpapọ̀, tí èyí tó kẹ́yìn bá lè kúrú?",
     },
     # Hints: where to look, never the answer
     "hint_l2_uneven": {
